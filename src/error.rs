@@ -1,0 +1,35 @@
+//! What can go wrong when someone asks the core for something, each message naming the bad value
+//! and what would have been accepted.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SimError {
+    #[error("time step {value} s is not accepted: dt must be finite and in (0, {max}] seconds")]
+    BadDt { value: f64, max: f64 },
+
+    #[error(
+        "{requested} entities is over the configured maximum of {max}; accepted: 0 to {max} entities"
+    )]
+    TooManyEntities { requested: usize, max: usize },
+
+    #[error(
+        "{requested} entities need about {needed_mib} MiB for the {layout} layout, but only {available_mib} MiB can be allocated; accepted: at most about {fits} entities here"
+    )]
+    OutOfMemory {
+        requested: usize,
+        layout: String,
+        needed_mib: u64,
+        available_mib: u64,
+        fits: usize,
+    },
+
+    #[error("unknown layout '{name}'; accepted: {accepted}")]
+    UnknownLayout { name: String, accepted: String },
+
+    #[error("{kinds} entity kinds is not offered for the dyn layout; accepted: 1, 2, 4 or 12")]
+    BadKinds { kinds: usize },
+
+    #[error("a snapshot of {found} entities holds {ids} ids; both must match")]
+    BadSnapshot { found: usize, ids: usize },
+}

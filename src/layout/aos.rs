@@ -1,0 +1,93 @@
+//! Array-of-structs: one `Vec` of the `#[repr(C)]` entity, fields interleaved (32 bytes at
+//! `f32`, 64 at `f64`). One stream whatever a system reads, so its cost is flat in the number of
+//! fields touched: it drags whole records through the cache, which wastes bandwidth when a system
+//! reads two fields of eight and wins when it reads most of them. Reproduces the JS study's
+//! interleaved `Float64Array(n * 8)` ("AoS") column.
+
+use std::collections::TryReserveError;
+
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{EntityState, move_one, regen_one};
+
+#[derive(Default)]
+pub struct Aos<S> {
+    ids: Vec<u64>,
+    entities: Vec<EntityState<S>>,
+}
+
+impl<S: Scalar> Layout<S> for Aos<S> {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Aos
+    }
+
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.ids.try_reserve(additional)?;
+        self.entities.try_reserve(additional)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        self.ids.extend_from_slice(ids);
+        self.entities.extend_from_slice(states);
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        self.ids.swap_remove(index);
+        self.entities.swap_remove(index);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        self.entities.truncate(len);
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.entities.chunks_mut(c), |chunk| {
+            for e in chunk {
+                (e.x, e.y) = move_one(e.x, e.y, e.vx, e.vy, dt);
+            }
+        });
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.entities.chunks_mut(c), |chunk| {
+            for e in chunk {
+                e.energy = regen_one(e.energy, e.regen, dt);
+            }
+        });
+    }
+
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = out.chunks_mut(c).zip(self.entities.chunks(c));
+        for_each_part(threads, parts, |(out, entities)| {
+            for (o, e) in out.iter_mut().zip(entities) {
+                *o = e.position_f32();
+            }
+        });
+    }
+
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids.iter().zip(&self.entities) {
+            visit(*id, state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>() as u64;
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity + id),
+            allocated_bytes: self.entities.capacity() as u64 * entity
+                + self.ids.capacity() as u64 * id,
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `Vec<Box<Entity>>`: one heap allocation per entity, the shape object-oriented code has and the
+//! JS study's "array of objects". Every visit is a pointer load and then a dependent load of the
+//! object, and a system reading two fields still pulls the whole object's cache line.
+//!
+//! Two variants:
+//! - **allocation order**: boxes allocated in a loop sit at a fixed stride, so iteration walks the
+//!   heap sequentially and the prefetcher hides most of the pointer chasing. The best case, and one
+//!   no long-running game stays in.
+//! - **shuffled heap**: the boxes' addresses are permuted over the entities (the logical order and
+//!   every entity's data stay the same), so each visit lands at a random address, as after a few
+//!   thousand spawns and despawns. The JS study's "shuffled" column.
+
+use std::collections::TryReserveError;
+
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::{MemoryUse, malloc_chunk_bytes};
+use crate::scalar::Scalar;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{EntityState, move_one, regen_one};
+
+pub struct BoxedEntities<S> {
+    ids: Vec<u64>,
+    boxes: Vec<Box<EntityState<S>>>,
+    /// `Some` for the shuffled variant: where new boxes' addresses are mixed in from.
+    shuffle: Option<ChaCha8Rng>,
+}
+
+impl<S: Scalar> BoxedEntities<S> {
+    pub fn new(shuffled: bool) -> Self {
+        Self {
+            ids: Vec::new(),
+            boxes: Vec::new(),
+            shuffle: shuffled.then(|| ChaCha8Rng::seed_from_u64(0x5EED_B0C5)),
+        }
+    }
+
+    /// Gives the boxes at `first..` random addresses among all boxes, keeping every entity's data
+    /// at its logical index: swap two boxes, then swap their contents back.
+    fn scatter_from(&mut self, first: usize) {
+        let Some(rng) = self.shuffle.as_mut() else {
+            return;
+        };
+        for p in first..self.boxes.len() {
+            let j = (rng.next_u64() % (p as u64 + 1)) as usize;
+            if j == p {
+                continue;
+            }
+            self.boxes.swap(p, j);
+            let (head, tail) = self.boxes.split_at_mut(p);
+            std::mem::swap(&mut *head[j], &mut *tail[0]);
+        }
+    }
+}
+
+impl<S: Scalar> Layout<S> for BoxedEntities<S> {
+    fn kind(&self) -> LayoutKind {
+        if self.shuffle.is_some() {
+            LayoutKind::BoxedShuffled
+        } else {
+            LayoutKind::Boxed
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.ids.try_reserve(additional)?;
+        self.boxes.try_reserve(additional)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        let first = self.boxes.len();
+        self.ids.extend_from_slice(ids);
+        self.boxes.extend(states.iter().map(|s| Box::new(*s)));
+        self.scatter_from(first);
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        self.ids.swap_remove(index);
+        self.boxes.swap_remove(index);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        self.boxes.truncate(len);
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.boxes.chunks_mut(c), |chunk| {
+            for e in chunk {
+                (e.x, e.y) = move_one(e.x, e.y, e.vx, e.vy, dt);
+            }
+        });
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.boxes.chunks_mut(c), |chunk| {
+            for e in chunk {
+                e.energy = regen_one(e.energy, e.regen, dt);
+            }
+        });
+    }
+
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = out.chunks_mut(c).zip(self.boxes.chunks(c));
+        for_each_part(threads, parts, |(out, boxes)| {
+            for (o, e) in out.iter_mut().zip(boxes) {
+                *o = e.position_f32();
+            }
+        });
+    }
+
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids.iter().zip(&self.boxes) {
+            visit(*id, state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>();
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity as u64 + id),
+            allocated_bytes: self.boxes.capacity() as u64 * size_of::<Box<EntityState<S>>>() as u64
+                + self.ids.capacity() as u64 * id
+                + self.len() as u64 * malloc_chunk_bytes(entity),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::spawn_range;
+
+    #[test]
+    fn shuffling_moves_addresses_but_not_data() {
+        let mut states = Vec::new();
+        spawn_range::<f32>(3, 0, 1000, &mut states);
+        let ids: Vec<u64> = (0..1000).collect();
+        let mut plain = BoxedEntities::<f32>::new(false);
+        let mut shuffled = BoxedEntities::<f32>::new(true);
+        plain.push(&ids, &states);
+        shuffled.push(&ids, &states);
+        let mut seen = Vec::new();
+        shuffled.for_each_entity(&mut |id, s| seen.push((id, *s)));
+        assert!(seen.iter().zip(&states).all(|((_, a), b)| a == b));
+        let increasing = |l: &BoxedEntities<f32>| {
+            l.boxes
+                .windows(2)
+                .filter(|w| (&*w[0] as *const _ as usize) < (&*w[1] as *const _ as usize))
+                .count()
+        };
+        // Allocation order walks the heap upward almost always; the shuffled one about half the time.
+        assert!(increasing(&plain) > 900, "{}", increasing(&plain));
+        assert!(increasing(&shuffled) < 700, "{}", increasing(&shuffled));
+    }
+}

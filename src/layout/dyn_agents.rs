@@ -1,0 +1,224 @@
+//! `Vec<Box<dyn Agent>>` over K concrete entity kinds: the C++ article's OOP baseline (virtual
+//! `update()` on heap objects) and Rust's nearest analog of the JS study's hidden-class finding.
+//! Rust has no hidden classes, but a call site that sees many vtable targets is what V8's
+//! megamorphic call site is: an indirect branch the predictor cannot learn.
+//!
+//! The kinds are real, distinct types: each stores the eight fields in its own order (eight
+//! rotations and four reflections), so each has its own machine code and its own vtable, and the
+//! compiler cannot merge them into one function. Entity `id` is of kind `id % K`, so K = 12 puts
+//! twelve targets on the call site in a pattern the branch predictor cannot follow after a shuffle
+//! of the population. Every kind runs the same `move_one` / `regen_one`, so results are identical.
+
+use std::collections::TryReserveError;
+
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::{MemoryUse, malloc_chunk_bytes};
+use crate::scalar::Scalar;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{EntityState, move_one, regen_one};
+
+/// The object-oriented entity interface: each kind knows how to update itself.
+pub trait Agent<S: Scalar>: Send + Sync {
+    fn move_step(&mut self, dt: S);
+    fn regen_step(&mut self, dt: S);
+    fn position(&self) -> [f32; 2];
+    fn state(&self) -> EntityState<S>;
+}
+
+/// Where field `field` (in `EntityState` order) lives in kind `KIND`'s storage.
+const fn slot(kind: usize, field: usize) -> usize {
+    if kind < 8 {
+        (field + kind) % 8
+    } else {
+        (7 - field + kind) % 8
+    }
+}
+
+/// One concrete kind: the eight fields in kind-specific order.
+struct Kind<S, const KIND: usize> {
+    fields: [S; 8],
+}
+
+impl<S: Scalar, const KIND: usize> Kind<S, KIND> {
+    const X: usize = slot(KIND, 0);
+    const Y: usize = slot(KIND, 1);
+    const VX: usize = slot(KIND, 2);
+    const VY: usize = slot(KIND, 3);
+    const ENERGY: usize = slot(KIND, 5);
+    const REGEN: usize = slot(KIND, 6);
+
+    fn boxed(state: &EntityState<S>) -> Box<dyn Agent<S>> {
+        let mut fields = [S::ZERO; 8];
+        for (f, value) in state.to_array().into_iter().enumerate() {
+            fields[slot(KIND, f)] = value;
+        }
+        Box::new(Self { fields })
+    }
+}
+
+impl<S: Scalar, const KIND: usize> Agent<S> for Kind<S, KIND> {
+    fn move_step(&mut self, dt: S) {
+        let f = &mut self.fields;
+        (f[Self::X], f[Self::Y]) = move_one(f[Self::X], f[Self::Y], f[Self::VX], f[Self::VY], dt);
+    }
+
+    fn regen_step(&mut self, dt: S) {
+        let f = &mut self.fields;
+        f[Self::ENERGY] = regen_one(f[Self::ENERGY], f[Self::REGEN], dt);
+    }
+
+    fn position(&self) -> [f32; 2] {
+        [self.fields[Self::X].to_f32(), self.fields[Self::Y].to_f32()]
+    }
+
+    fn state(&self) -> EntityState<S> {
+        EntityState::from_array(std::array::from_fn(|f| self.fields[slot(KIND, f)]))
+    }
+}
+
+/// Builds entity `id`'s object as kind `id % kinds`.
+fn make_agent<S: Scalar>(kinds: u8, id: u64, state: &EntityState<S>) -> Box<dyn Agent<S>> {
+    match id % u64::from(kinds) {
+        0 => Kind::<S, 0>::boxed(state),
+        1 => Kind::<S, 1>::boxed(state),
+        2 => Kind::<S, 2>::boxed(state),
+        3 => Kind::<S, 3>::boxed(state),
+        4 => Kind::<S, 4>::boxed(state),
+        5 => Kind::<S, 5>::boxed(state),
+        6 => Kind::<S, 6>::boxed(state),
+        7 => Kind::<S, 7>::boxed(state),
+        8 => Kind::<S, 8>::boxed(state),
+        9 => Kind::<S, 9>::boxed(state),
+        10 => Kind::<S, 10>::boxed(state),
+        _ => Kind::<S, 11>::boxed(state),
+    }
+}
+
+pub struct DynAgents<S> {
+    kinds: u8,
+    ids: Vec<u64>,
+    agents: Vec<Box<dyn Agent<S>>>,
+}
+
+impl<S: Scalar> DynAgents<S> {
+    /// `kinds` must be one of [`crate::layout::DYN_KINDS`]; `LayoutKind::dyn_kinds` checks it.
+    pub fn new(kinds: u8) -> Self {
+        assert!(
+            (1..=12).contains(&kinds),
+            "dyn layout supports 1 to 12 kinds"
+        );
+        Self {
+            kinds,
+            ids: Vec::new(),
+            agents: Vec::new(),
+        }
+    }
+}
+
+impl<S: Scalar> Layout<S> for DynAgents<S> {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Dyn(self.kinds)
+    }
+
+    fn len(&self) -> usize {
+        self.agents.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.ids.try_reserve(additional)?;
+        self.agents.try_reserve(additional)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        self.ids.extend_from_slice(ids);
+        let kinds = self.kinds;
+        self.agents.extend(
+            ids.iter()
+                .zip(states)
+                .map(|(&id, s)| make_agent(kinds, id, s)),
+        );
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        self.ids.swap_remove(index);
+        self.agents.swap_remove(index);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        self.agents.truncate(len);
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.agents.chunks_mut(c), |chunk| {
+            for agent in chunk {
+                agent.move_step(dt);
+            }
+        });
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        for_each_part(threads, self.agents.chunks_mut(c), |chunk| {
+            for agent in chunk {
+                agent.regen_step(dt);
+            }
+        });
+    }
+
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = out.chunks_mut(c).zip(self.agents.chunks(c));
+        for_each_part(threads, parts, |(out, agents)| {
+            for (o, agent) in out.iter_mut().zip(agents) {
+                *o = agent.position();
+            }
+        });
+    }
+
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, agent) in self.ids.iter().zip(&self.agents) {
+            visit(*id, &agent.state());
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>();
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity as u64 + id),
+            allocated_bytes: self.agents.capacity() as u64 * size_of::<Box<dyn Agent<S>>>() as u64
+                + self.ids.capacity() as u64 * id
+                + self.len() as u64 * malloc_chunk_bytes(entity),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_stores_a_permutation_of_the_fields() {
+        let mut layouts = Vec::new();
+        for kind in 0..12 {
+            let slots: Vec<usize> = (0..8).map(|f| slot(kind, f)).collect();
+            let mut sorted = slots.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..8).collect::<Vec<_>>(), "kind {kind}");
+            layouts.push(slots);
+        }
+        layouts.sort();
+        layouts.dedup();
+        assert_eq!(layouts.len(), 12, "twelve distinct field orders");
+    }
+
+    #[test]
+    fn agents_round_trip_their_state() {
+        let s = crate::workload::spawn::<f32>(5, 9);
+        for id in 0..12 {
+            assert_eq!(make_agent(12, id, &s).state(), s);
+        }
+    }
+}

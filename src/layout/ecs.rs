@@ -1,0 +1,393 @@
+//! Bevy's archetype ECS: a real `bevy_ecs` `World` with real components, and the two systems
+//! written as ordinary Bevy systems over `Query`s, run by a `Schedule`, the way a Bevy user
+//! writes them. Components of one archetype sit in a table, one column per component, so a system
+//! streams exactly the columns it queries (SoA at component granularity), at the price of Bevy's
+//! bookkeeping: change ticks per component and an entity index.
+//!
+//! Variants:
+//! - **table, idiomatic**: default table storage; `Query::iter_mut().for_each` (internal
+//!   iteration) on one thread, `Query::par_iter_mut().for_each` on all; change detection kept.
+//! - **sparse set, idiomatic**: the same systems over components declared with `SparseSet`
+//!   storage (fast add/remove, scattered iteration).
+//! - **contiguous, tuned**: table storage, systems over `Query::contiguous_iter_mut`, which hands
+//!   out whole column slices per table; change detection is bypassed (no system here reads
+//!   `Changed<T>`), so the inner loop is the same plain slice loop SoA runs.
+//!
+//! Reproduces the C++ article's "ECS (SoA)" row with a production ECS rather than a toy one.
+
+use std::collections::TryReserveError;
+use std::marker::PhantomData;
+
+use bevy_ecs::component::{Component, Mutable, StorageType};
+use bevy_ecs::entity::Entity;
+use bevy_ecs::prelude::{Query, Res, Resource, Schedule, World};
+use bevy_ecs::schedule::SingleThreadedExecutor;
+
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{EntityState, move_one, regen_one};
+
+/// Which storage a component set asks Bevy for. The component types are generic over it so the
+/// table and sparse-set variants run the very same systems.
+pub trait Storage: Send + Sync + 'static {
+    const TYPE: StorageType;
+}
+
+pub struct InTable;
+pub struct InSparseSet;
+
+impl Storage for InTable {
+    const TYPE: StorageType = StorageType::Table;
+}
+impl Storage for InSparseSet {
+    const TYPE: StorageType = StorageType::SparseSet;
+}
+
+/// Declares a component generic over the scalar and the storage: what `#[derive(Component)]`
+/// with `#[component(storage = ...)]` does, but with the storage chosen by a type parameter.
+macro_rules! component {
+    ($(#[$doc:meta])* $name:ident { $($field:ident),+ }) => {
+        $(#[$doc])*
+        pub struct $name<S, K> {
+            $(pub $field: S,)+
+            _storage: PhantomData<fn() -> K>,
+        }
+
+        impl<S: Scalar, K: Storage> $name<S, K> {
+            #[inline]
+            pub fn new($($field: S),+) -> Self {
+                Self { $($field,)+ _storage: PhantomData }
+            }
+        }
+
+        impl<S: Scalar, K: Storage> Component for $name<S, K> {
+            const STORAGE_TYPE: StorageType = K::TYPE;
+            type Mutability = Mutable;
+        }
+    };
+}
+
+component!(
+    /// Where the entity is.
+    Position { x, y }
+);
+component!(
+    /// How fast it moves, world units per second.
+    Velocity { x, y }
+);
+component!(Health { hp });
+component!(Energy { value });
+component!(Regen { per_second });
+component!(Armor { value });
+
+/// The stable id every layout keys its checksum by.
+pub struct EntityId<K>(pub u64, PhantomData<fn() -> K>);
+
+impl<K: Storage> Component for EntityId<K> {
+    const STORAGE_TYPE: StorageType = K::TYPE;
+    type Mutability = Mutable;
+}
+
+/// What the systems read for this step: a resource, as Bevy systems get their parameters.
+#[derive(Resource)]
+struct StepParams<S: Scalar> {
+    dt: S,
+    threads: Threads,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcsVariant {
+    Table,
+    Sparse,
+    Contiguous,
+}
+
+fn move_system<S: Scalar, K: Storage>(
+    params: Res<StepParams<S>>,
+    mut query: Query<(&mut Position<S, K>, &Velocity<S, K>)>,
+) {
+    let dt = params.dt;
+    let step = |(mut p, v): (
+        bevy_ecs::change_detection::Mut<Position<S, K>>,
+        &Velocity<S, K>,
+    )| {
+        (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+    };
+    match params.threads {
+        Threads::One => query.iter_mut().for_each(step),
+        Threads::All => query.par_iter_mut().for_each(step),
+    }
+}
+
+fn regen_system<S: Scalar, K: Storage>(
+    params: Res<StepParams<S>>,
+    mut query: Query<(&mut Energy<S, K>, &Regen<S, K>)>,
+) {
+    let dt = params.dt;
+    let step = |(mut e, r): (bevy_ecs::change_detection::Mut<Energy<S, K>>, &Regen<S, K>)| {
+        e.value = regen_one(e.value, r.per_second, dt);
+    };
+    match params.threads {
+        Threads::One => query.iter_mut().for_each(step),
+        Threads::All => query.par_iter_mut().for_each(step),
+    }
+}
+
+fn move_contiguous_system<S: Scalar>(
+    params: Res<StepParams<S>>,
+    mut query: Query<(&mut Position<S, InTable>, &Velocity<S, InTable>)>,
+) {
+    let (dt, threads) = (params.dt, params.threads);
+    let tables = query
+        .contiguous_iter_mut()
+        .expect("table-stored components are always dense");
+    for (mut positions, velocities) in tables {
+        let positions = positions.bypass_change_detection();
+        let c = chunk_len(threads, positions.len());
+        let parts = positions.chunks_mut(c).zip(velocities.chunks(c));
+        for_each_part(threads, parts, |(positions, velocities)| {
+            for (p, v) in positions.iter_mut().zip(velocities) {
+                (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+            }
+        });
+    }
+}
+
+fn regen_contiguous_system<S: Scalar>(
+    params: Res<StepParams<S>>,
+    mut query: Query<(&mut Energy<S, InTable>, &Regen<S, InTable>)>,
+) {
+    let (dt, threads) = (params.dt, params.threads);
+    let tables = query
+        .contiguous_iter_mut()
+        .expect("table-stored components are always dense");
+    for (mut energies, regens) in tables {
+        let energies = energies.bypass_change_detection();
+        let c = chunk_len(threads, energies.len());
+        let parts = energies.chunks_mut(c).zip(regens.chunks(c));
+        for_each_part(threads, parts, |(energies, regens)| {
+            for (e, r) in energies.iter_mut().zip(regens) {
+                e.value = regen_one(e.value, r.per_second, dt);
+            }
+        });
+    }
+}
+
+/// A schedule holding one system, run on the calling thread (the system itself fans out).
+fn schedule_of<M>(
+    system: impl bevy_ecs::schedule::IntoScheduleConfigs<bevy_ecs::system::ScheduleSystem, M>,
+) -> Schedule {
+    let mut schedule = Schedule::default();
+    schedule.set_executor(SingleThreadedExecutor::new());
+    schedule.add_systems(system);
+    schedule
+}
+
+/// The ECS layout; `K` picks table or sparse-set storage for every component.
+pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
+    variant: EcsVariant,
+    world: World,
+    move_schedule: Schedule,
+    regen_schedule: Schedule,
+    /// Entities in logical order: Bevy's own table order is its business, ours is this list.
+    entities: Vec<Entity>,
+    _types: PhantomData<fn() -> (S, K)>,
+}
+
+impl<S: Scalar> EcsLayout<S, InTable> {
+    pub fn table() -> Self {
+        Self::with_schedules(
+            EcsVariant::Table,
+            schedule_of(move_system::<S, InTable>),
+            schedule_of(regen_system::<S, InTable>),
+        )
+    }
+
+    pub fn contiguous() -> Self {
+        Self::with_schedules(
+            EcsVariant::Contiguous,
+            schedule_of(move_contiguous_system::<S>),
+            schedule_of(regen_contiguous_system::<S>),
+        )
+    }
+}
+
+impl<S: Scalar> EcsLayout<S, InSparseSet> {
+    pub fn sparse() -> Self {
+        Self::with_schedules(
+            EcsVariant::Sparse,
+            schedule_of(move_system::<S, InSparseSet>),
+            schedule_of(regen_system::<S, InSparseSet>),
+        )
+    }
+}
+
+impl<S: Scalar, K: Storage> EcsLayout<S, K> {
+    fn with_schedules(
+        variant: EcsVariant,
+        move_schedule: Schedule,
+        regen_schedule: Schedule,
+    ) -> Self {
+        // The par_iter systems run on Bevy's compute pool; make sure it exists.
+        crate::threads::pool();
+        Self {
+            variant,
+            world: World::new(),
+            move_schedule,
+            regen_schedule,
+            entities: Vec::new(),
+            _types: PhantomData,
+        }
+    }
+
+    /// The world, for experiments that query it directly (random access, migration).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Entities in logical order.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    fn state_of(&self, entity: Entity) -> EntityState<S> {
+        let w = &self.world;
+        let missing = "every listed entity has all six components";
+        let p = w.get::<Position<S, K>>(entity).expect(missing);
+        let v = w.get::<Velocity<S, K>>(entity).expect(missing);
+        EntityState {
+            x: p.x,
+            y: p.y,
+            vx: v.x,
+            vy: v.y,
+            hp: w.get::<Health<S, K>>(entity).expect(missing).hp,
+            energy: w.get::<Energy<S, K>>(entity).expect(missing).value,
+            regen: w.get::<Regen<S, K>>(entity).expect(missing).per_second,
+            armor: w.get::<Armor<S, K>>(entity).expect(missing).value,
+        }
+    }
+}
+
+impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
+    fn kind(&self) -> LayoutKind {
+        match self.variant {
+            EcsVariant::Table => LayoutKind::EcsTable,
+            EcsVariant::Sparse => LayoutKind::EcsSparse,
+            EcsVariant::Contiguous => LayoutKind::EcsContiguous,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.entities.try_reserve(additional)?;
+        // Bevy's tables grow infallibly; ask the allocator for their size up front so an
+        // impossible request fails here, as an error, instead of aborting inside Bevy.
+        let bevy_bytes = additional.saturating_mul(per_entity_bookkeeping::<S>());
+        let mut probe: Vec<u8> = Vec::new();
+        probe.try_reserve_exact(bevy_bytes)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        let bundles = ids.iter().zip(states).map(|(&id, s)| {
+            (
+                EntityId::<K>(id, PhantomData),
+                Position::<S, K>::new(s.x, s.y),
+                Velocity::<S, K>::new(s.vx, s.vy),
+                Health::<S, K>::new(s.hp),
+                Energy::<S, K>::new(s.energy),
+                Regen::<S, K>::new(s.regen),
+                Armor::<S, K>::new(s.armor),
+            )
+        });
+        self.entities.extend(self.world.spawn_batch(bundles));
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        let entity = self.entities.swap_remove(index);
+        self.world.despawn(entity);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        if len < self.entities.len() {
+            for entity in self.entities.drain(len..) {
+                self.world.despawn(entity);
+            }
+        }
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        self.world.insert_resource(StepParams { dt, threads });
+        self.move_schedule.run(&mut self.world);
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        self.world.insert_resource(StepParams { dt, threads });
+        self.regen_schedule.run(&mut self.world);
+    }
+
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+        let mut query = self.world.query::<&Position<S, K>>();
+        let query = query.query(&self.world);
+        match query.contiguous_iter() {
+            // Table storage: whole column slices, split across the pool like the other layouts.
+            Ok(tables) => {
+                let mut rest = out;
+                for positions in tables {
+                    let (head, tail) = rest.split_at_mut(positions.len());
+                    rest = tail;
+                    let c = chunk_len(threads, positions.len());
+                    let parts = head.chunks_mut(c).zip(positions.chunks(c));
+                    for_each_part(threads, parts, |(out, positions)| {
+                        for (o, p) in out.iter_mut().zip(positions) {
+                            *o = [p.x.to_f32(), p.y.to_f32()];
+                        }
+                    });
+                }
+            }
+            // Sparse sets are not dense: one pass in query order.
+            Err(_) => {
+                for (o, p) in out.iter_mut().zip(query.iter()) {
+                    *o = [p.x.to_f32(), p.y.to_f32()];
+                }
+            }
+        }
+    }
+
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for &entity in &self.entities {
+            let id = self
+                .world
+                .get::<EntityId<K>>(entity)
+                .expect("every listed entity has an id")
+                .0;
+            visit(id, &self.state_of(entity));
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * per_entity_bookkeeping::<S>() as u64
+                + self.entities.capacity() as u64 * size_of::<Entity>() as u64,
+        }
+    }
+}
+
+/// What Bevy stores per entity for our seven components, counted from its storage design:
+/// per component the value plus two change ticks (added, changed: 4 B each), plus the table's and
+/// the archetype's entity lists and the entity's location record. Capacities are not public, so
+/// growth slack is not included; the bench measures resident memory to cover that.
+fn per_entity_bookkeeping<S: Scalar>() -> usize {
+    let components = size_of::<EntityState<S>>() + size_of::<u64>();
+    let ticks = 7 * 2 * 4;
+    let table_entities = size_of::<Entity>();
+    let archetype_entities = size_of::<Entity>() + 4;
+    let location = size_of::<bevy_ecs::entity::EntityLocation>();
+    components + ticks + table_entities + archetype_entities + location
+}

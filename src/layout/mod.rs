@@ -1,0 +1,226 @@
+//! The storages under test, one file each, one trait. A layout owns its entities and knows nothing
+//! of Bevy's app, the renderer or the UI.
+//!
+//! Every layout keeps the entities in the same *logical order*: pushes append, `swap_remove(i)`
+//! moves the last entity into slot `i`. Because every layout applies the same operations to the
+//! same order, "remove the entity at index 7" means the same entity everywhere, and resize and
+//! churn (written once, in [`crate::swarm`]) need no per-layout id map. Where the bytes actually
+//! sit is each layout's own business: that is the thing being measured.
+
+mod aos;
+mod boxed;
+mod dyn_agents;
+mod ecs;
+mod soa;
+
+use std::collections::TryReserveError;
+use std::fmt;
+
+pub use aos::Aos;
+pub use boxed::BoxedEntities;
+pub use dyn_agents::DynAgents;
+pub use ecs::{EcsLayout, EcsVariant, InSparseSet, InTable};
+pub use soa::Soa;
+
+use crate::error::SimError;
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::threads::Threads;
+use crate::workload::EntityState;
+
+/// A storage for entities, driven by [`crate::swarm::Swarm`].
+pub trait Layout<S: Scalar>: Send + Sync {
+    fn kind(&self) -> LayoutKind;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Makes room for `additional` more entities or says why not, instead of aborting later.
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError>;
+    /// Appends entities in order; `ids` and `states` have the same length.
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
+    /// Removes the entity at logical index `index`; the last one takes its place.
+    fn swap_remove(&mut self, index: usize);
+    /// Keeps the first `len` entities.
+    fn truncate(&mut self, len: usize);
+    /// The move system over every entity.
+    fn step_move(&mut self, dt: S, threads: Threads);
+    /// The regen system over every entity.
+    fn step_regen(&mut self, dt: S, threads: Threads);
+    /// Writes every entity's position into `out` (`out.len() == self.len()`), in whatever order
+    /// is fastest for this layout: the renderer draws a set of dots, not a sequence.
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads);
+    /// Visits every entity in logical order.
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>));
+    fn memory(&self) -> MemoryUse;
+}
+
+/// Every layout and variant, as a user picks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    EcsTable,
+    EcsSparse,
+    EcsContiguous,
+    Soa,
+    Aos,
+    Boxed,
+    BoxedShuffled,
+    /// `Vec<Box<dyn Agent>>` over this many concrete kinds (1, 2, 4 or 12).
+    Dyn(u8),
+}
+
+/// The kind counts the dyn layout offers (the JS study's 1, 2, 4 and 12 shapes).
+pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
+
+impl LayoutKind {
+    /// Every layout and variant, in the order the panel and the reports list them.
+    pub const ALL: [LayoutKind; 11] = [
+        LayoutKind::EcsTable,
+        LayoutKind::EcsSparse,
+        LayoutKind::EcsContiguous,
+        LayoutKind::Soa,
+        LayoutKind::Aos,
+        LayoutKind::Boxed,
+        LayoutKind::BoxedShuffled,
+        LayoutKind::Dyn(1),
+        LayoutKind::Dyn(2),
+        LayoutKind::Dyn(4),
+        LayoutKind::Dyn(12),
+    ];
+
+    /// The name used on the command line and in CSV/JSON.
+    pub fn name(self) -> String {
+        match self {
+            LayoutKind::EcsTable => "ecs-table".into(),
+            LayoutKind::EcsSparse => "ecs-sparse".into(),
+            LayoutKind::EcsContiguous => "ecs-contiguous".into(),
+            LayoutKind::Soa => "soa".into(),
+            LayoutKind::Aos => "aos".into(),
+            LayoutKind::Boxed => "boxed".into(),
+            LayoutKind::BoxedShuffled => "boxed-shuffled".into(),
+            LayoutKind::Dyn(k) => format!("dyn-{k}"),
+        }
+    }
+
+    /// What a reader of a table or the panel sees.
+    pub fn label(self) -> String {
+        match self {
+            LayoutKind::EcsTable => "Bevy ECS, table (idiomatic)".into(),
+            LayoutKind::EcsSparse => "Bevy ECS, sparse set (idiomatic)".into(),
+            LayoutKind::EcsContiguous => "Bevy ECS, contiguous slices (tuned)".into(),
+            LayoutKind::Soa => "SoA (Vec per field)".into(),
+            LayoutKind::Aos => "AoS (Vec<Entity>)".into(),
+            LayoutKind::Boxed => "Vec<Box<Entity>>".into(),
+            LayoutKind::BoxedShuffled => "Vec<Box<Entity>>, shuffled heap".into(),
+            LayoutKind::Dyn(k) => format!("Vec<Box<dyn Agent>>, {k} kinds"),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, SimError> {
+        let text = text.trim().to_ascii_lowercase();
+        if let Some(k) = text.strip_prefix("dyn-") {
+            return match k.parse::<usize>() {
+                Ok(kinds) => Self::dyn_kinds(kinds),
+                Err(_) => Err(Self::unknown(&text)),
+            };
+        }
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.name() == text)
+            .ok_or_else(|| Self::unknown(&text))
+    }
+
+    /// The dyn layout with `kinds` concrete types, if that count is one we offer.
+    pub fn dyn_kinds(kinds: usize) -> Result<Self, SimError> {
+        DYN_KINDS
+            .into_iter()
+            .find(|&k| usize::from(k) == kinds)
+            .map(LayoutKind::Dyn)
+            .ok_or(SimError::BadKinds { kinds })
+    }
+
+    fn unknown(name: &str) -> SimError {
+        SimError::UnknownLayout {
+            name: name.to_string(),
+            accepted: Self::ALL.map(|k| k.name()).join(", "),
+        }
+    }
+
+    /// Bytes one entity's fields and id take in this layout, before slack and bookkeeping:
+    /// what the memory check multiplies by the requested count.
+    pub fn payload_bytes_per_entity<S: Scalar>(self) -> usize {
+        size_of::<EntityState<S>>() + size_of::<u64>()
+    }
+
+    /// A generous estimate of what one entity really costs in this layout (slack included), used
+    /// to refuse a count before allocating rather than after.
+    pub fn estimated_bytes_per_entity<S: Scalar>(self) -> usize {
+        let payload = self.payload_bytes_per_entity::<S>();
+        let boxed = crate::memory::malloc_chunk_bytes(size_of::<EntityState<S>>()) as usize;
+        let estimate = match self {
+            // Components + two change ticks per component + entity bookkeeping.
+            LayoutKind::EcsTable | LayoutKind::EcsContiguous | LayoutKind::EcsSparse => {
+                payload + 6 * 8 + 48
+            }
+            LayoutKind::Soa | LayoutKind::Aos => payload,
+            LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
+                // Pointer (16 for a fat `dyn` pointer) + the box's malloc chunk.
+                payload + 16 + boxed
+            }
+        };
+        // Vec doubling can leave up to half again unused while it grows.
+        estimate * 2
+    }
+
+    /// Builds an empty layout of this kind.
+    pub fn create<S: Scalar>(self) -> Box<dyn Layout<S>> {
+        match self {
+            LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
+            LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
+            LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
+            LayoutKind::Soa => Box::new(Soa::<S>::default()),
+            LayoutKind::Aos => Box::new(Aos::<S>::default()),
+            LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
+            LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),
+            LayoutKind::Dyn(k) => Box::new(DynAgents::<S>::new(k)),
+        }
+    }
+}
+
+impl fmt::Display for LayoutKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back() {
+        for kind in LayoutKind::ALL {
+            assert_eq!(LayoutKind::parse(&kind.name()), Ok(kind));
+        }
+        assert_eq!(LayoutKind::parse(" SoA "), Ok(LayoutKind::Soa));
+    }
+
+    #[test]
+    fn unknown_names_list_what_is_accepted() {
+        let err = LayoutKind::parse("linked-list").unwrap_err().to_string();
+        assert!(err.contains("linked-list") && err.contains("ecs-table") && err.contains("dyn-12"));
+    }
+
+    #[test]
+    fn dyn_kinds_outside_the_offer_are_refused() {
+        for k in [0, 3, 5, 13] {
+            let err = LayoutKind::dyn_kinds(k).unwrap_err().to_string();
+            assert!(
+                err.contains(&k.to_string()) && err.contains("1, 2, 4 or 12"),
+                "{err}"
+            );
+        }
+        assert!(LayoutKind::parse("dyn-3").is_err());
+        assert_eq!(LayoutKind::parse("dyn-4"), Ok(LayoutKind::Dyn(4)));
+    }
+}

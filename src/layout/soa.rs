@@ -1,0 +1,157 @@
+//! Struct-of-arrays: one `Vec` per field. A system touches only the columns it reads, each as a
+//! plain sequential stream the prefetcher follows and the compiler vectorizes; the price is one
+//! stream per field read, which stops being free past the prefetcher's stream limit (the JS
+//! study's 20-field reversal), and eight scattered reads to fetch one whole entity.
+//! Reproduces the studies' "SoA" / "ECS (SoA)" rows.
+
+use std::collections::TryReserveError;
+
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{EntityState, move_one, regen_one};
+
+#[derive(Default)]
+pub struct Soa<S> {
+    ids: Vec<u64>,
+    x: Vec<S>,
+    y: Vec<S>,
+    vx: Vec<S>,
+    vy: Vec<S>,
+    hp: Vec<S>,
+    energy: Vec<S>,
+    regen: Vec<S>,
+    armor: Vec<S>,
+}
+
+impl<S: Scalar> Soa<S> {
+    fn columns_mut(&mut self) -> [&mut Vec<S>; 8] {
+        [
+            &mut self.x,
+            &mut self.y,
+            &mut self.vx,
+            &mut self.vy,
+            &mut self.hp,
+            &mut self.energy,
+            &mut self.regen,
+            &mut self.armor,
+        ]
+    }
+
+    fn state(&self, i: usize) -> EntityState<S> {
+        EntityState {
+            x: self.x[i],
+            y: self.y[i],
+            vx: self.vx[i],
+            vy: self.vy[i],
+            hp: self.hp[i],
+            energy: self.energy[i],
+            regen: self.regen[i],
+            armor: self.armor[i],
+        }
+    }
+}
+
+impl<S: Scalar> Layout<S> for Soa<S> {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Soa
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.ids.try_reserve(additional)?;
+        for column in self.columns_mut() {
+            column.try_reserve(additional)?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        self.ids.extend_from_slice(ids);
+        for (f, column) in self.columns_mut().into_iter().enumerate() {
+            column.extend(states.iter().map(|s| s.to_array()[f]));
+        }
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        self.ids.swap_remove(index);
+        for column in self.columns_mut() {
+            column.swap_remove(index);
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        for column in self.columns_mut() {
+            column.truncate(len);
+        }
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = self
+            .x
+            .chunks_mut(c)
+            .zip(self.y.chunks_mut(c))
+            .zip(self.vx.chunks(c).zip(self.vy.chunks(c)));
+        for_each_part(threads, parts, |((x, y), (vx, vy))| {
+            for (((x, y), &vx), &vy) in x.iter_mut().zip(y.iter_mut()).zip(vx).zip(vy) {
+                (*x, *y) = move_one(*x, *y, vx, vy, dt);
+            }
+        });
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = self.energy.chunks_mut(c).zip(self.regen.chunks(c));
+        for_each_part(threads, parts, |(energy, regen)| {
+            for (e, &r) in energy.iter_mut().zip(regen) {
+                *e = regen_one(*e, r, dt);
+            }
+        });
+    }
+
+    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = out
+            .chunks_mut(c)
+            .zip(self.x.chunks(c).zip(self.y.chunks(c)));
+        for_each_part(threads, parts, |(out, (x, y))| {
+            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                *o = [x.to_f32(), y.to_f32()];
+            }
+        });
+    }
+
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (i, &id) in self.ids.iter().enumerate() {
+            visit(id, &self.state(i));
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let field = size_of::<S>() as u64;
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (8 * field + id),
+            allocated_bytes: self.ids.capacity() as u64 * id
+                + [
+                    &self.x,
+                    &self.y,
+                    &self.vx,
+                    &self.vy,
+                    &self.hp,
+                    &self.energy,
+                    &self.regen,
+                    &self.armor,
+                ]
+                .iter()
+                .map(|c| c.capacity() as u64 * field)
+                .sum::<u64>(),
+        }
+    }
+}

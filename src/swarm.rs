@@ -1,0 +1,257 @@
+//! A population of entities in one layout, and everything done to a population regardless of
+//! layout: growing and shrinking it, churning it, stepping it, switching it to another layout with
+//! every entity's state carried over, and fingerprinting it. Written once here so that every
+//! layout sees exactly the same sequence of operations.
+
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+use crate::error::SimError;
+use crate::layout::{Layout, LayoutKind};
+use crate::memory::{MemoryUse, available_bytes};
+use crate::scalar::Scalar;
+use crate::threads::Threads;
+use crate::workload::{Dt, EntityState, entity_hash, mix, spawn_range};
+
+/// The default ceiling on a population: far past the app's 10M slider, and still a count whose
+/// memory a bench machine can plausibly hold.
+pub const MAX_ENTITIES: usize = 100_000_000;
+
+/// Every entity's id and state, in logical order: what a layout switch carries over.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot<S> {
+    pub ids: Vec<u64>,
+    pub states: Vec<EntityState<S>>,
+}
+
+pub struct Swarm<S: Scalar> {
+    layout: Box<dyn Layout<S>>,
+    seed: u64,
+    /// The id the next spawned entity gets; ids are never reused.
+    next_id: u64,
+    /// How many churn rounds have run: each round draws its victims from its own stream.
+    churn_round: u64,
+    max_entities: usize,
+    spawn_buffer: Vec<EntityState<S>>,
+    id_buffer: Vec<u64>,
+}
+
+impl<S: Scalar> Swarm<S> {
+    pub fn new(kind: LayoutKind, seed: u64) -> Self {
+        Self {
+            layout: kind.create(),
+            seed,
+            next_id: 0,
+            churn_round: 0,
+            max_entities: MAX_ENTITIES,
+            spawn_buffer: Vec::new(),
+            id_buffer: Vec::new(),
+        }
+    }
+
+    /// A swarm of `n` entities, or the reason it cannot be built.
+    pub fn with_count(kind: LayoutKind, seed: u64, n: usize) -> Result<Self, SimError> {
+        let mut swarm = Self::new(kind, seed);
+        swarm.resize(n)?;
+        Ok(swarm)
+    }
+
+    /// Lowers (or raises) the ceiling `resize` and `grow` enforce.
+    pub fn set_max_entities(&mut self, max: usize) {
+        self.max_entities = max;
+    }
+
+    pub fn max_entities(&self) -> usize {
+        self.max_entities
+    }
+
+    pub fn kind(&self) -> LayoutKind {
+        self.layout.kind()
+    }
+
+    pub fn len(&self) -> usize {
+        self.layout.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.is_empty()
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
+    pub fn memory(&self) -> MemoryUse {
+        self.layout.memory()
+    }
+
+    /// The layout itself, for experiments that need more than the trait.
+    pub fn layout_mut(&mut self) -> &mut dyn Layout<S> {
+        self.layout.as_mut()
+    }
+
+    /// Checks that `additional` more entities fit the ceiling and this machine's memory in
+    /// `kind`, and reserves room for them in `layout`. Nothing is changed on error.
+    fn make_room(
+        max_entities: usize,
+        layout: &mut dyn Layout<S>,
+        additional: usize,
+    ) -> Result<(), SimError> {
+        let kind = layout.kind();
+        let len = layout.len();
+        let requested = len.saturating_add(additional);
+        if requested > max_entities {
+            return Err(SimError::TooManyEntities {
+                requested,
+                max: max_entities,
+            });
+        }
+        let per_entity = kind.estimated_bytes_per_entity::<S>() as u64;
+        let needed = additional as u64 * per_entity;
+        let out_of_memory = |available: u64| SimError::OutOfMemory {
+            requested,
+            layout: kind.name(),
+            needed_mib: needed >> 20,
+            available_mib: available >> 20,
+            fits: len + (available / per_entity.max(1)) as usize,
+        };
+        if let Some(available) = available_bytes()
+            && needed > available
+        {
+            return Err(out_of_memory(available));
+        }
+        layout
+            .try_reserve(additional)
+            .map_err(|_| out_of_memory(available_bytes().unwrap_or(0)))
+    }
+
+    /// Grows to or shrinks to `n` entities: growing appends freshly seeded entities with new ids,
+    /// shrinking drops from the tail. On error the population is left exactly as it was.
+    pub fn resize(&mut self, n: usize) -> Result<(), SimError> {
+        let len = self.len();
+        if n <= len {
+            self.layout.truncate(n);
+            Ok(())
+        } else {
+            self.grow(n - len)
+        }
+    }
+
+    /// Appends `count` freshly seeded entities (the app spreads a big resize over frames this way).
+    pub fn grow(&mut self, count: usize) -> Result<(), SimError> {
+        Self::make_room(self.max_entities, self.layout.as_mut(), count)?;
+        self.spawn_unchecked(count);
+        Ok(())
+    }
+
+    fn spawn_unchecked(&mut self, count: usize) {
+        // Batches keep the scratch buffers small when a swarm grows by millions.
+        const BATCH: usize = 64 * 1024;
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(BATCH);
+            self.spawn_buffer.clear();
+            spawn_range(self.seed, self.next_id, n, &mut self.spawn_buffer);
+            self.id_buffer.clear();
+            self.id_buffer.extend(self.next_id..self.next_id + n as u64);
+            self.layout.push(&self.id_buffer, &self.spawn_buffer);
+            self.next_id += n as u64;
+            left -= n;
+        }
+    }
+
+    /// One churn round: spawn `k` new entities, then swap-remove `k` entities picked at random
+    /// (the same picks in every layout, since all keep the same logical order).
+    pub fn churn(&mut self, k: usize) -> Result<(), SimError> {
+        self.grow(k)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(mix(self.seed ^ mix(self.churn_round)));
+        self.churn_round += 1;
+        for _ in 0..k {
+            let victim = (rng.next_u64() % self.len() as u64) as usize;
+            self.layout.swap_remove(victim);
+        }
+        Ok(())
+    }
+
+    pub fn step_move(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_move(dt.as_scalar(), threads);
+    }
+
+    pub fn step_regen(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_regen(dt.as_scalar(), threads);
+    }
+
+    /// One frame of simulation: move, then regen.
+    pub fn step(&mut self, dt: Dt, threads: Threads) {
+        self.step_move(dt, threads);
+        self.step_regen(dt, threads);
+    }
+
+    /// Every entity's position into `out`, resized to fit.
+    pub fn gather_positions(&mut self, out: &mut Vec<[f32; 2]>, threads: Threads) {
+        out.resize(self.len(), [0.0; 2]);
+        self.layout.gather_positions(out, threads);
+    }
+
+    /// The population's fingerprint: the wrapping sum of every entity's hash (id and the exact
+    /// bits of its fields), mixed with the count. Independent of storage order, so two layouts
+    /// agree exactly when they hold the same entities in the same states.
+    pub fn checksum(&self) -> u64 {
+        let mut sum = 0u64;
+        self.layout
+            .for_each_entity(&mut |id, state| sum = sum.wrapping_add(entity_hash(id, state)));
+        mix(sum ^ mix(self.len() as u64))
+    }
+
+    pub fn export(&self) -> Snapshot<S> {
+        let mut snapshot = Snapshot {
+            ids: Vec::with_capacity(self.len()),
+            states: Vec::with_capacity(self.len()),
+        };
+        self.layout.for_each_entity(&mut |id, state| {
+            snapshot.ids.push(id);
+            snapshot.states.push(*state);
+        });
+        snapshot
+    }
+
+    /// Replaces the population with `snapshot`, keeping this swarm's layout, seed and id counter
+    /// (the counter moves past the snapshot's ids). On error nothing changes.
+    pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
+        let mut fresh = self.kind().create::<S>();
+        self.fill(fresh.as_mut(), snapshot)?;
+        self.layout = fresh;
+        Ok(())
+    }
+
+    fn fill(&mut self, layout: &mut dyn Layout<S>, snapshot: &Snapshot<S>) -> Result<(), SimError> {
+        if snapshot.ids.len() != snapshot.states.len() {
+            return Err(SimError::BadSnapshot {
+                found: snapshot.states.len(),
+                ids: snapshot.ids.len(),
+            });
+        }
+        Self::make_room(self.max_entities, layout, snapshot.ids.len())?;
+        layout.push(&snapshot.ids, &snapshot.states);
+        let past_last = snapshot.ids.iter().max().map_or(0, |&id| id + 1);
+        self.next_id = self.next_id.max(past_last);
+        Ok(())
+    }
+
+    /// Moves every entity, with its current state, into a fresh layout of `kind`. The old layout
+    /// is dropped only once the new one holds everything; on error the swarm is unchanged.
+    pub fn switch_to(&mut self, kind: LayoutKind) -> Result<(), SimError> {
+        if kind == self.kind() {
+            return Ok(());
+        }
+        let snapshot = self.export();
+        let mut fresh = kind.create::<S>();
+        self.fill(fresh.as_mut(), &snapshot)?;
+        self.layout = fresh;
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! Bad input gets an error that names the problem and the accepted range; the population the
+//! user had is kept exactly as it was.
+
+use std::process::Command;
+
+use entity_layouts::{Dt, LayoutKind, SimError, Swarm};
+
+#[test]
+fn a_count_over_the_maximum_is_refused_and_nothing_is_lost() {
+    for kind in LayoutKind::ALL {
+        let mut swarm = Swarm::<f32>::with_count(kind, 1, 500).unwrap();
+        swarm.set_max_entities(1000);
+        let before = swarm.export();
+        let err = swarm.resize(1001).unwrap_err();
+        assert_eq!(
+            err,
+            SimError::TooManyEntities {
+                requested: 1001,
+                max: 1000
+            }
+        );
+        assert!(err.to_string().contains("0 to 1000"), "{err}");
+        assert!(swarm.churn(501).is_err());
+        assert_eq!(swarm.export(), before, "{kind}");
+    }
+    let err = Swarm::<f32>::with_count(LayoutKind::Soa, 1, entity_layouts::swarm::MAX_ENTITIES + 1)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("100000000"), "{err}");
+}
+
+#[test]
+fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
+    // Far more than any machine has, far below the address-space limit.
+    let huge = 1usize << 46;
+    for kind in LayoutKind::ALL {
+        let mut swarm = Swarm::<f64>::with_count(kind, 1, 100).unwrap();
+        swarm.set_max_entities(usize::MAX);
+        let before = swarm.checksum();
+        let err = swarm.resize(huge).unwrap_err();
+        assert!(matches!(err, SimError::OutOfMemory { .. }), "{kind}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&kind.name()) && text.contains("MiB"),
+            "{text}"
+        );
+        assert_eq!(swarm.checksum(), before, "{kind}: population kept");
+        assert_eq!(swarm.len(), 100);
+    }
+}
+
+#[test]
+fn every_layout_reports_a_failed_reservation() {
+    for kind in LayoutKind::ALL {
+        let mut layout = kind.create::<f32>();
+        assert!(layout.try_reserve(usize::MAX / 4).is_err(), "{kind}");
+        assert_eq!(layout.len(), 0);
+    }
+}
+
+#[test]
+fn unknown_layouts_bad_kind_counts_and_bad_dt_are_named() {
+    let err = LayoutKind::parse("octree").unwrap_err().to_string();
+    assert!(err.contains("octree") && err.contains("soa, aos"), "{err}");
+    let err = LayoutKind::parse("dyn-3").unwrap_err().to_string();
+    assert!(err.contains('3') && err.contains("1, 2, 4 or 12"), "{err}");
+    for dt in [-1.0 / 60.0, f64::NAN, 0.0] {
+        let err = Dt::new(dt).unwrap_err().to_string();
+        assert!(err.contains("(0, 1]"), "{err}");
+    }
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn verify_command_passes_and_prints_one_line_per_run() {
+    let out = cli(&["verify", "--count", "777", "--frames", "5", "--seed", "9"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for kind in LayoutKind::ALL {
+        assert!(text.contains(&format!("{kind} threads=all")), "{text}");
+    }
+    let checksums = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .count();
+    assert_eq!(checksums, 4 * (2 * LayoutKind::ALL.len() + 2), "{text}");
+    assert_eq!(text.matches("bit-identical").count(), 4);
+}
+
+#[test]
+fn verify_command_rejects_bad_dt_with_exit_code_2() {
+    for dt in ["-0.5", "NaN", "3"] {
+        let out = cli(&["verify", "--dt", dt]);
+        assert_eq!(out.status.code(), Some(2), "dt {dt}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("(0, 1]"), "{err}");
+    }
+    let out = cli(&["verify", "--count", "-5"]);
+    assert_eq!(out.status.code(), Some(2));
+}

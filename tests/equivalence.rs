@@ -1,0 +1,98 @@
+//! The verify property as tests: every layout, on one thread and on all, with switches and with
+//! churn, ends in the same state; and that state really moved.
+
+use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::{Dt, LayoutKind, Scalar, Swarm, Threads};
+
+fn assert_all_agree<S: Scalar>(count: usize, frames: usize) {
+    let config = VerifyConfig {
+        count,
+        frames,
+        seed: 7,
+        ..VerifyConfig::default()
+    };
+    for group in run_suite::<S>(&config).unwrap() {
+        let bad = group.mismatches();
+        assert!(bad.is_empty(), "n={count} {}: {bad:?}", group.name);
+        assert_eq!(group.runs.len(), 2 * LayoutKind::ALL.len() + 2);
+    }
+}
+
+#[test]
+fn empty_single_and_odd_populations_agree_in_f32_and_f64() {
+    for n in [0, 1, 2, 7, 1023] {
+        assert_all_agree::<f32>(n, 7);
+        assert_all_agree::<f64>(n, 7);
+    }
+}
+
+/// Above the parallel chunk size, so `Threads::All` really splits the work into several tasks,
+/// and not a multiple of the thread count or the chunk size.
+#[test]
+fn populations_split_across_tasks_agree() {
+    assert_all_agree::<f32>(100_003, 4);
+}
+
+#[test]
+fn stepping_changes_the_checksum_and_layouts_start_equal() {
+    let dt = Dt::default();
+    let reference = Swarm::<f32>::with_count(LayoutKind::Soa, 1, 5000).unwrap();
+    for kind in LayoutKind::ALL {
+        let mut swarm = Swarm::<f32>::with_count(kind, 1, 5000).unwrap();
+        assert_eq!(
+            swarm.export(),
+            reference.export(),
+            "{kind} holds the seeded entities"
+        );
+        let before = swarm.checksum();
+        swarm.step(dt, Threads::All);
+        assert_ne!(
+            swarm.checksum(),
+            before,
+            "{kind}: a frame must move the swarm"
+        );
+    }
+}
+
+#[test]
+fn checksum_sees_a_one_ulp_difference() {
+    let mut swarm = Swarm::<f32>::with_count(LayoutKind::Aos, 3, 1000).unwrap();
+    let mut snapshot = swarm.export();
+    let before = swarm.checksum();
+    let e = &mut snapshot.states[500];
+    e.energy = f32::from_bits(e.energy.to_bits() + 1);
+    swarm.import(&snapshot).unwrap();
+    assert_ne!(swarm.checksum(), before);
+}
+
+#[test]
+fn checksum_does_not_depend_on_storage_order() {
+    let swarm = Swarm::<f64>::with_count(LayoutKind::Soa, 3, 1000).unwrap();
+    let mut snapshot = swarm.export();
+    snapshot.ids.reverse();
+    snapshot.states.reverse();
+    let mut reversed = Swarm::<f64>::new(LayoutKind::Boxed, 3);
+    reversed.import(&snapshot).unwrap();
+    assert_eq!(reversed.checksum(), swarm.checksum());
+}
+
+#[test]
+fn gathered_positions_match_the_states_in_every_layout() {
+    let mut reference: Vec<[f32; 2]> = Swarm::<f32>::with_count(LayoutKind::Soa, 9, 40_000)
+        .unwrap()
+        .export()
+        .states
+        .iter()
+        .map(|s| [s.x, s.y])
+        .collect();
+    reference.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    for kind in LayoutKind::ALL {
+        for threads in Threads::BOTH {
+            let mut swarm = Swarm::<f32>::with_count(kind, 9, 40_000).unwrap();
+            let mut out = Vec::new();
+            swarm.gather_positions(&mut out, threads);
+            out.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            assert_eq!(out, reference, "{kind} threads={threads}");
+        }
+    }
+}
