@@ -2,8 +2,9 @@
 //!
 //! The storage core: one workload ([`workload`]), the layouts under test ([`layout`]), a
 //! population driven identically whatever its layout ([`swarm`]), and the proof that every layout
-//! computes the same thing ([`verify`]).
+//! computes the same thing ([`verify`]). On top of it, the headless bench ([`bench`]).
 
+pub mod bench;
 pub mod error;
 pub mod layout;
 pub mod memory;

@@ -1,9 +1,11 @@
-//! The command line: `verify` proves the layouts equivalent.
+//! The command line: `verify` proves the layouts equivalent, `bench` measures them.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
+use entity_layouts::bench::{self, BenchConfig, BenchError};
 use entity_layouts::verify::{Group, VerifyConfig, run_suite};
 use entity_layouts::{Dt, threads};
 
@@ -31,6 +33,32 @@ enum Command {
         #[arg(long, default_value_t = 1.0 / 60.0, allow_negative_numbers = true)]
         dt: f64,
     },
+    /// Run the studies' experiments headless and print their tables.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// A CI-sized run of every experiment: smaller counts, fewer samples.
+    #[arg(long)]
+    quick: bool,
+    /// Only these experiments (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Write results.md, results.csv, results.json and SVG plots into this folder.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run every cell in this process instead of one child process per cell.
+    #[arg(long)]
+    in_process: bool,
+    /// Entity counts for the layouts sweep, e.g. 1000,100000,1e6.
+    #[arg(long)]
+    counts: Option<String>,
+    /// Internal: run one cell of one experiment and print its records as JSON.
+    #[arg(long, hide = true)]
+    worker: Option<String>,
+    #[arg(long, hide = true, requires = "worker")]
+    cell: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -42,7 +70,36 @@ fn main() -> ExitCode {
             seed,
             dt,
         } => verify(count, frames, seed, dt),
+        Command::Bench(args) => match run_bench(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => usage_error(&e.to_string()),
+        },
     }
+}
+
+fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
+    let mut cfg = BenchConfig::new(args.quick);
+    cfg.in_process = args.in_process;
+    if let Some(text) = &args.counts {
+        cfg.counts = Some(bench::parse_counts(text)?);
+    }
+    if let Some(experiment) = &args.worker {
+        let cell = args.cell.as_deref().unwrap_or("");
+        println!("{}", bench::worker(&cfg, experiment, cell)?);
+        return Ok(());
+    }
+    let selected = bench::select(&args.only)?;
+    if let Some(dir) = &args.out {
+        bench::prepare_out_dir(dir)?;
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let report = bench::run(&cfg, &selected, command)?;
+    println!("{}", report.markdown);
+    if let Some(dir) = &args.out {
+        let files = bench::output::write_report(dir, &report)?;
+        eprintln!("wrote {} into {}", files.join(", "), dir.display());
+    }
+    Ok(())
 }
 
 fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {

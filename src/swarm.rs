@@ -119,7 +119,10 @@ impl<S: Scalar> Swarm<S> {
             available_mib: available >> 20,
             fits: len + (available / per_entity.max(1)) as usize,
         };
-        if let Some(available) = available_bytes()
+        // Reading /proc/meminfo costs microseconds; only a request big enough to matter pays it
+        // (a per-frame churn of a few thousand entities does not).
+        if needed > 64 << 20
+            && let Some(available) = available_bytes()
             && needed > available
         {
             return Err(out_of_memory(available));

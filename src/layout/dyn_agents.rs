@@ -5,9 +5,9 @@
 //!
 //! The kinds are real, distinct types: each stores the eight fields in its own order (eight
 //! rotations and four reflections), so each has its own machine code and its own vtable, and the
-//! compiler cannot merge them into one function. Entity `id` is of kind `id % K`, so K = 12 puts
-//! twelve targets on the call site in a pattern the branch predictor cannot follow after a shuffle
-//! of the population. Every kind runs the same `move_one` / `regen_one`, so results are identical.
+//! compiler cannot merge them into one function. Entity `id`'s kind is a hash of its id, so K = 12
+//! puts twelve targets on the call site in an order the branch predictor cannot learn. Every kind
+//! runs the same `move_one` / `regen_one`, so results are identical.
 
 use std::collections::TryReserveError;
 
@@ -15,7 +15,7 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::{MemoryUse, malloc_chunk_bytes};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, regen_one};
+use crate::workload::{EntityState, mix, move_one, regen_one};
 
 /// The object-oriented entity interface: each kind knows how to update itself.
 pub trait Agent<S: Scalar>: Send + Sync {
@@ -76,9 +76,15 @@ impl<S: Scalar, const KIND: usize> Agent<S> for Kind<S, KIND> {
     }
 }
 
-/// Builds entity `id`'s object as kind `id % kinds`.
-fn make_agent<S: Scalar>(kinds: u8, id: u64, state: &EntityState<S>) -> Box<dyn Agent<S>> {
-    match id % u64::from(kinds) {
+/// Which kind entity `id` is: a hash of the id, so kinds are interleaved in no pattern a branch
+/// predictor could learn (a round-robin `id % K` would be periodic, and predictable).
+fn kind_of(kinds: u8, id: u64) -> u64 {
+    mix(id) % u64::from(kinds)
+}
+
+/// Builds an object of kind `kind` (0..12) holding `state`.
+fn make_agent<S: Scalar>(kind: u64, state: &EntityState<S>) -> Box<dyn Agent<S>> {
+    match kind {
         0 => Kind::<S, 0>::boxed(state),
         1 => Kind::<S, 1>::boxed(state),
         2 => Kind::<S, 2>::boxed(state),
@@ -96,6 +102,8 @@ fn make_agent<S: Scalar>(kinds: u8, id: u64, state: &EntityState<S>) -> Box<dyn 
 
 pub struct DynAgents<S> {
     kinds: u8,
+    /// `Some(b)`: kinds in contiguous blocks of `b` ids instead of hashed (see `new_in_blocks`).
+    blocks: Option<u64>,
     ids: Vec<u64>,
     agents: Vec<Box<dyn Agent<S>>>,
 }
@@ -109,9 +117,21 @@ impl<S: Scalar> DynAgents<S> {
         );
         Self {
             kinds,
+            blocks: None,
             ids: Vec::new(),
             agents: Vec::new(),
         }
+    }
+}
+
+impl<S: Scalar> DynAgents<S> {
+    /// The same kinds, objects and allocation order, but kinds assigned in contiguous id blocks
+    /// (`ids 0..n/K` kind 0, ...) so the virtual call's target changes only K times per pass:
+    /// the bench's control for "is it the branch predictor?".
+    pub fn new_in_blocks(kinds: u8, expected_len: usize) -> Self {
+        let mut layout = Self::new(kinds);
+        layout.blocks = Some((expected_len as u64).div_ceil(u64::from(kinds)).max(1));
+        layout
     }
 }
 
@@ -132,11 +152,14 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         self.ids.extend_from_slice(ids);
         let kinds = self.kinds;
-        self.agents.extend(
-            ids.iter()
-                .zip(states)
-                .map(|(&id, s)| make_agent(kinds, id, s)),
-        );
+        let blocks = self.blocks;
+        self.agents.extend(ids.iter().zip(states).map(|(&id, s)| {
+            let kind = match blocks {
+                Some(per_block) => (id / per_block).min(u64::from(kinds) - 1),
+                None => kind_of(kinds, id),
+            };
+            make_agent(kind, s)
+        }));
     }
 
     fn swap_remove(&mut self, index: usize) {
@@ -217,8 +240,10 @@ mod tests {
     #[test]
     fn agents_round_trip_their_state() {
         let s = crate::workload::spawn::<f32>(5, 9);
-        for id in 0..12 {
-            assert_eq!(make_agent(12, id, &s).state(), s);
+        for kind in 0..12 {
+            assert_eq!(make_agent(kind, &s).state(), s);
         }
+        let kinds: std::collections::HashSet<u64> = (0..1000).map(|id| kind_of(12, id)).collect();
+        assert_eq!(kinds.len(), 12, "hashing reaches every kind");
     }
 }

@@ -19,7 +19,10 @@ use std::fmt;
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
 pub use dyn_agents::DynAgents;
-pub use ecs::{EcsLayout, EcsVariant, InSparseSet, InTable};
+pub use ecs::{
+    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen,
+    Storage, Velocity,
+};
 pub use soa::Soa;
 
 use crate::error::SimError;

@@ -1,0 +1,81 @@
+//! Churn: per frame, spawn 10,000 entities and swap-remove 10,000 picked at random from a base of
+//! 100,000, in every layout (the ECS spawns in one `spawn_batch` and despawns entity by entity,
+//! Bevy's only way). The victims are the same in every layout because all keep the same logical
+//! order, so no layout needs an id -> index map for this; spawning includes seeding the new
+//! entities (the same cost everywhere).
+
+use super::harness::measure;
+use super::record::{Record, find};
+use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use crate::layout::LayoutKind;
+use crate::swarm::Swarm;
+
+pub struct Churn;
+
+const NAME: &str = "churn";
+
+impl Experiment for Churn {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Churn: spawn k and swap-remove k per frame"
+    }
+
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        vec!["all".into()]
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, _cell: &str) -> Result<Vec<Record>, BenchError> {
+        let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
+        let mut out = Vec::new();
+        for kind in LayoutKind::ALL {
+            let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
+            let mut failed = None;
+            let stats = measure(&cfg.method, || {
+                if let Err(e) = swarm.churn(k) {
+                    failed = Some(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            let per_entity = stats.scaled(1e6 / (2 * k) as f64);
+            let rec = Record::new(NAME, kind.name(), "f32", base).param(format!("k={k}"));
+            out.push(rec.clone().with("churn_ms", "ms", stats));
+            out.push(rec.with("ns_per_spawn_or_remove", "ns", per_entity));
+        }
+        Ok(out)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
+        let soa = find(mine, "soa", "", "", 0, "", "churn_ms").map(|r| r.p50);
+        let rows: Vec<Vec<String>> = LayoutKind::ALL
+            .iter()
+            .filter_map(|kind| {
+                let ms = find(mine, &kind.name(), "", "", 0, "", "churn_ms")?;
+                let ns = find(mine, &kind.name(), "", "", 0, "", "ns_per_spawn_or_remove")?;
+                Some(vec![
+                    format!("`{kind}`"),
+                    fmt_num(ms.p50),
+                    fmt_num(ns.p50),
+                    soa.map_or("-".into(), |s| format!("x{:.2}", ms.p50 / s)),
+                ])
+            })
+            .collect();
+        format!(
+            "Base {base} entities, {k} spawned and {k} removed per frame, f32; p50.\n\n{}",
+            table(
+                &[
+                    "layout",
+                    "ms per frame",
+                    "ns per spawn or removal",
+                    "vs SoA"
+                ],
+                &rows
+            )
+        )
+    }
+}

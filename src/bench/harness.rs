@@ -1,0 +1,130 @@
+//! How every number in the bench is taken, the JS study's method made explicit: warm-up passes,
+//! inner repeats so each sample lasts milliseconds, then the median (with p10/p90 and the count)
+//! of at least 15 samples. `std::hint::black_box` keeps the optimizer from deleting the work.
+
+use std::time::{Duration, Instant};
+
+/// Knobs of the measuring loop; `quick()` is the CI-sized variant.
+#[derive(Clone, Copy, Debug)]
+pub struct Method {
+    pub warmup_passes: usize,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// Inner repeats are chosen so one sample takes about this long.
+    pub target_sample: Duration,
+    /// Past this much time on one cell, stop once `min_samples` are in.
+    pub cell_budget: Duration,
+}
+
+impl Method {
+    pub fn full() -> Self {
+        Self {
+            warmup_passes: 3,
+            min_samples: 15,
+            max_samples: 41,
+            target_sample: Duration::from_millis(4),
+            cell_budget: Duration::from_millis(600),
+        }
+    }
+
+    pub fn quick() -> Self {
+        Self {
+            warmup_passes: 1,
+            min_samples: 5,
+            max_samples: 9,
+            target_sample: Duration::from_millis(1),
+            cell_budget: Duration::from_millis(40),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "{} warm-up passes; inner repeats so each sample lasts >= {} ms; p50 of {}..{} samples (p10, p90 beside it); std::hint::black_box on results",
+            self.warmup_passes,
+            self.target_sample.as_secs_f64() * 1e3,
+            self.min_samples,
+            self.max_samples
+        )
+    }
+}
+
+/// Distribution of one measured cell, in milliseconds per call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub samples: usize,
+}
+
+impl Stats {
+    /// The same distribution in another unit: `factor` times each value.
+    pub fn scaled(self, factor: f64) -> Self {
+        Self {
+            p10: self.p10 * factor,
+            p50: self.p50 * factor,
+            p90: self.p90 * factor,
+            samples: self.samples,
+        }
+    }
+
+    pub fn from_samples(mut samples: Vec<f64>) -> Self {
+        samples.sort_by(f64::total_cmp);
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Self {
+            p10: at(0.1),
+            p50: at(0.5),
+            p90: at(0.9),
+            samples: samples.len(),
+        }
+    }
+}
+
+/// Times `f` (one call = one unit of work, e.g. one frame) and returns ms per call.
+pub fn measure(method: &Method, mut f: impl FnMut()) -> Stats {
+    let once = {
+        let t = Instant::now();
+        f();
+        t.elapsed().max(Duration::from_nanos(20))
+    };
+    let repeats = ((method.target_sample.as_secs_f64() / once.as_secs_f64()).ceil() as usize)
+        .clamp(1, 1_000_000);
+    for _ in 0..method.warmup_passes.saturating_sub(1) * repeats {
+        f();
+    }
+    let started = Instant::now();
+    let mut samples = Vec::with_capacity(method.max_samples);
+    while samples.len() < method.max_samples {
+        let t = Instant::now();
+        for _ in 0..repeats {
+            f();
+        }
+        samples.push(t.elapsed().as_secs_f64() * 1e3 / repeats as f64);
+        if samples.len() >= method.min_samples && started.elapsed() > method.cell_budget {
+            break;
+        }
+    }
+    Stats::from_samples(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_sample() {
+        let s = Stats::from_samples((1..=11).map(f64::from).rev().collect());
+        assert_eq!((s.p10, s.p50, s.p90, s.samples), (2.0, 6.0, 10.0, 11));
+    }
+
+    #[test]
+    fn measure_takes_at_least_the_minimum_samples() {
+        let mut calls = 0u64;
+        let stats = measure(&Method::quick(), || {
+            calls += 1;
+            std::hint::black_box(calls);
+        });
+        assert!(stats.samples >= Method::quick().min_samples);
+        assert!(stats.p50 > 0.0 && stats.p10 <= stats.p50 && stats.p50 <= stats.p90);
+    }
+}

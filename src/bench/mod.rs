@@ -1,0 +1,369 @@
+//! The headless bench: the experiments of the two studies, on the core's layouts, with the
+//! method printed beside every number. Each experiment is one file that reads as setup, the loop
+//! being measured, the rows it produces. By default every cell (usually one entity count) runs in
+//! its own child process, as the JS study did, so that one big heap does not tax the next run.
+
+pub mod harness;
+pub mod machine;
+pub mod output;
+pub mod plot;
+pub mod record;
+pub mod studies;
+
+mod exp_bandwidth;
+mod exp_churn;
+mod exp_crossings;
+mod exp_dispatch;
+mod exp_filtered;
+mod exp_fragmentation;
+mod exp_layouts;
+mod exp_memory;
+mod exp_migration;
+mod exp_random_access;
+mod exp_threads;
+mod exp_width;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::error::SimError;
+use harness::Method;
+use machine::Machine;
+use record::Record;
+
+/// The seed every experiment spawns from.
+pub const SEED: u64 = 42;
+
+#[derive(Debug, Error)]
+pub enum BenchError {
+    #[error("unknown experiment '{name}'; accepted: {accepted}")]
+    UnknownExperiment { name: String, accepted: String },
+    #[error(
+        "bad entity count '{text}': counts are whole numbers from 1 to {max}, e.g. 1000,1000000"
+    )]
+    BadCount { text: String, max: usize },
+    #[error("cannot write results to '{path}': {reason}")]
+    Unwritable { path: String, reason: String },
+    #[error("the worker for {experiment} cell {cell} failed: {reason}")]
+    Worker {
+        experiment: String,
+        cell: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub quick: bool,
+    pub method: Method,
+    /// Entity counts for the layouts sweep; `None` for the defaults.
+    pub counts: Option<Vec<usize>>,
+    pub in_process: bool,
+}
+
+impl BenchConfig {
+    pub fn new(quick: bool) -> Self {
+        Self {
+            quick,
+            method: if quick {
+                Method::quick()
+            } else {
+                Method::full()
+            },
+            counts: None,
+            in_process: false,
+        }
+    }
+
+    /// `full` normally, `quick` under `--quick`: the one switch every experiment sizes itself by.
+    pub fn pick<T>(&self, full: T, quick: T) -> T {
+        if self.quick { quick } else { full }
+    }
+}
+
+/// One experiment of the studies (or past them).
+pub trait Experiment: Sync {
+    /// Name used by `--only` and in the `experiment` column.
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    /// The independent pieces of work, each run in its own process by default.
+    /// `prior` holds the records of the experiments run before this one (the crossing search
+    /// brackets its search with the layout sweep's numbers).
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String>;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError>;
+    /// Markdown for this experiment from its records (`all` holds every experiment's records,
+    /// for the few tables that put two experiments side by side).
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String;
+}
+
+pub fn experiments() -> Vec<&'static dyn Experiment> {
+    vec![
+        &exp_layouts::Layouts,
+        &exp_crossings::Crossings,
+        &exp_width::Width,
+        &exp_random_access::RandomAccess,
+        &exp_churn::Churn,
+        &exp_filtered::Filtered,
+        &exp_fragmentation::Fragmentation,
+        &exp_dispatch::Dispatch,
+        &exp_threads::ThreadScaling,
+        &exp_migration::Migration,
+        &exp_memory::Memory,
+        &exp_bandwidth::Bandwidth,
+    ]
+}
+
+pub fn experiment_names() -> String {
+    experiments()
+        .iter()
+        .map(|e| e.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The experiments `--only` names, in the suite's order; every name must exist.
+pub fn select(only: &[String]) -> Result<Vec<&'static dyn Experiment>, BenchError> {
+    let all = experiments();
+    for name in only {
+        if !all.iter().any(|e| e.name() == name) {
+            return Err(BenchError::UnknownExperiment {
+                name: name.clone(),
+                accepted: experiment_names(),
+            });
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|e| only.is_empty() || only.iter().any(|n| n == e.name()))
+        .collect())
+}
+
+/// Parses `1000,1e6,10_000` style count lists.
+pub fn parse_counts(text: &str) -> Result<Vec<usize>, BenchError> {
+    let max = crate::swarm::MAX_ENTITIES;
+    text.split(',')
+        .map(|part| {
+            let clean = part.trim().replace('_', "");
+            let n = clean
+                .parse::<usize>()
+                .ok()
+                .or_else(|| {
+                    clean
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v <= max as f64)
+                        .map(|v| v as usize)
+                })
+                .filter(|&n| (1..=max).contains(&n));
+            n.ok_or_else(|| BenchError::BadCount {
+                text: part.trim().to_string(),
+                max,
+            })
+        })
+        .collect()
+}
+
+/// Everything one bench run produced.
+pub struct Report {
+    pub machine: Machine,
+    pub method: String,
+    pub command: String,
+    pub records: Vec<Record>,
+    pub markdown: String,
+    pub seconds: f64,
+}
+
+/// Runs the selected experiments and renders the report; progress goes to stderr.
+pub fn run(
+    cfg: &BenchConfig,
+    selected: &[&'static dyn Experiment],
+    command: String,
+) -> Result<Report, BenchError> {
+    let started = Instant::now();
+    let machine = Machine::detect();
+    let method = cfg.method.describe();
+    let mut records = Vec::new();
+    for experiment in selected {
+        for cell in experiment.cells(cfg, &records) {
+            eprintln!(
+                "[{:6.1}s] {} {}",
+                started.elapsed().as_secs_f64(),
+                experiment.name(),
+                cell
+            );
+            let mut got = if cfg.in_process {
+                experiment.run_cell(cfg, &cell)?
+            } else {
+                run_worker(cfg, experiment.name(), &cell)?
+            };
+            records.append(&mut got);
+        }
+    }
+    let mut markdown = format!(
+        "# entity-layouts bench\n\nCommand: `{command}`\n\nMachine: {}\n\nMethod: {method}; {}.\n",
+        machine.line(),
+        if cfg.in_process {
+            "all cells in this process"
+        } else {
+            "each cell in its own child process"
+        }
+    );
+    for experiment in selected {
+        let mine: Vec<Record> = records
+            .iter()
+            .filter(|r| r.experiment == experiment.name())
+            .cloned()
+            .collect();
+        markdown.push_str(&format!("\n## {}\n\n", experiment.title()));
+        markdown.push_str(&experiment.render(cfg, &mine, &records));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    markdown.push_str(&format!("\nTotal bench time: {seconds:.1} s.\n"));
+    Ok(Report {
+        machine,
+        method,
+        command,
+        records,
+        markdown,
+        seconds,
+    })
+}
+
+/// Runs one cell in a child process of this same binary and reads its records back.
+fn run_worker(cfg: &BenchConfig, experiment: &str, cell: &str) -> Result<Vec<Record>, BenchError> {
+    let fail = |reason: String| BenchError::Worker {
+        experiment: experiment.into(),
+        cell: cell.into(),
+        reason,
+    };
+    let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
+    let mut command = Command::new(exe);
+    command.args(["bench", "--worker", experiment, "--cell", cell]);
+    if cfg.quick {
+        command.arg("--quick");
+    }
+    if let Some(counts) = &cfg.counts {
+        let list: Vec<String> = counts.iter().map(usize::to_string).collect();
+        command.args(["--counts", &list.join(",")]);
+    }
+    let output = command
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| fail(e.to_string()))?;
+    if !output.status.success() {
+        return Err(fail(format!("exit status {}", output.status)));
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| fail(format!("unreadable output: {e}")))
+}
+
+/// The worker side: runs one cell and prints its records as JSON on stdout.
+pub fn worker(cfg: &BenchConfig, experiment: &str, cell: &str) -> Result<String, BenchError> {
+    let selected = select(&[experiment.to_string()])?;
+    let records = selected[0].run_cell(cfg, cell)?;
+    Ok(serde_json::to_string(&records).expect("records serialize"))
+}
+
+/// Where the report's files go, checked before any measuring starts.
+pub fn prepare_out_dir(dir: &PathBuf) -> Result<(), BenchError> {
+    let unwritable = |reason: String| BenchError::Unwritable {
+        path: dir.display().to_string(),
+        reason,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| unwritable(e.to_string()))?;
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| unwritable(e.to_string()))?;
+    std::fs::remove_file(&probe).map_err(|e| unwritable(e.to_string()))
+}
+
+/// A Markdown table from a header and rows.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
+/// Numbers as a reader wants them: 3 significant digits, thousands separated for big ones.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if a >= 10_000.0 {
+        fmt_count(v.round() as u64)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.1 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+pub fn fmt_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "ours vs study" as `ours (study: x, ratio r)`.
+pub fn vs_study(ours: f64, study: Option<f64>) -> String {
+    match study {
+        Some(s) if s > 0.0 => format!("{} (study {}, x{:.2})", fmt_num(ours), fmt_num(s), ours / s),
+        _ => fmt_num(ours),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse_and_reject_with_the_range() {
+        assert_eq!(
+            parse_counts("1000, 1e6,10_000").unwrap(),
+            vec![1000, 1_000_000, 10_000]
+        );
+        for bad in ["0", "abc", "-5", "1.5", ""] {
+            let err = parse_counts(bad).unwrap_err().to_string();
+            assert!(err.contains("1 to 100000000"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_experiments_list_the_accepted_names() {
+        let err = select(&["layouts".into(), "nope".into()])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("nope") && err.contains("width") && err.contains("bandwidth"));
+        assert_eq!(select(&[]).unwrap().len(), experiments().len());
+    }
+
+    #[test]
+    fn numbers_format_for_reading() {
+        assert_eq!(fmt_count(1_792_000), "1,792,000");
+        assert_eq!(fmt_num(0.46612), "0.466");
+        assert_eq!(fmt_num(16.666), "16.7");
+    }
+}

@@ -1,0 +1,55 @@
+//! Writing a report's files: each one complete or not at all (temp file, then rename).
+
+use std::path::Path;
+
+use super::record::to_csv;
+use super::{BenchError, Report};
+
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BenchError> {
+    let unwritable = |e: std::io::Error| BenchError::Unwritable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let tmp = path.with_extension(format!(
+        "{}.tmp-{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, contents).map_err(unwritable)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        unwritable(e)
+    })
+}
+
+/// `results.md`, `results.csv`, `results.json` and the SVG plots into `dir`.
+pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchError> {
+    let json = serde_json::json!({
+        "command": report.command,
+        "machine": report.machine,
+        "method": report.method,
+        "seconds": report.seconds,
+        "records": report.records,
+    });
+    let mut written = vec![
+        (
+            "results.md".to_string(),
+            report.markdown.clone().into_bytes(),
+        ),
+        (
+            "results.csv".to_string(),
+            to_csv(&report.records).into_bytes(),
+        ),
+        (
+            "results.json".to_string(),
+            serde_json::to_vec_pretty(&json).expect("report serializes"),
+        ),
+    ];
+    for (name, svg) in super::plot::plots(&report.records) {
+        written.push((name, svg.into_bytes()));
+    }
+    for (name, bytes) in &written {
+        write_atomically(&dir.join(name), bytes)?;
+    }
+    Ok(written.into_iter().map(|(name, _)| name).collect())
+}

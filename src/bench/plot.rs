@@ -1,0 +1,175 @@
+//! SVG plots of a report (plotters): frame time against entity count per layout with the
+//! 16.67 ms budget line, and ns per element against streams read for the width reversal.
+
+use plotters::prelude::*;
+
+use super::record::Record;
+
+const BUDGET_MS: f64 = 1000.0 / 60.0;
+
+/// `(file name, svg text)` for every plot the records allow.
+pub fn plots(records: &[Record]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for scalar in ["f32", "f64"] {
+        let series = series(records, "layouts", scalar, "frame_ms", |r| r.n as f64);
+        if !series.is_empty() {
+            let title = format!("move + regen, {scalar}, 1 thread: p50 ms per frame");
+            out.push((
+                format!("layouts_{scalar}.svg"),
+                draw(
+                    &title,
+                    "entities",
+                    "ms per frame",
+                    &series,
+                    true,
+                    Some(BUDGET_MS),
+                ),
+            ));
+        }
+    }
+    let width = series(records, "width", "f64", "ns_per_element", |r| {
+        r.param
+            .trim_start_matches("streams=")
+            .parse::<f64>()
+            .unwrap_or(0.0)
+    });
+    if !width.is_empty() {
+        out.push((
+            "width.svg".into(),
+            draw(
+                "width reversal, 1M entities of 20 fields: ns per element read",
+                "fields (streams) read",
+                "ns per element",
+                &width,
+                false,
+                None,
+            ),
+        ));
+    }
+    out
+}
+
+type Series = Vec<(String, Vec<(f64, f64)>)>;
+
+fn series(
+    records: &[Record],
+    experiment: &str,
+    scalar: &str,
+    metric: &str,
+    x: impl Fn(&Record) -> f64,
+) -> Series {
+    let mut out: Series = Vec::new();
+    for r in records.iter().filter(|r| {
+        r.experiment == experiment
+            && r.scalar == scalar
+            && r.metric == metric
+            && r.threads == "1"
+            && r.p50 > 0.0
+    }) {
+        let point = (x(r), r.p50);
+        match out.iter_mut().find(|(name, _)| *name == r.layout) {
+            Some((_, points)) => points.push(point),
+            None => out.push((r.layout.clone(), vec![point])),
+        }
+    }
+    for (_, points) in &mut out {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+fn draw(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &Series,
+    log_x: bool,
+    budget: Option<f64>,
+) -> String {
+    let mut svg = String::new();
+    let points = series.iter().flat_map(|(_, p)| p.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in points {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    if let Some(b) = budget {
+        y1 = y1.max(b * 1.5);
+    }
+    let (y0, y1) = (y0 / 1.5, y1 * 1.5);
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let result = if log_x {
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 20))
+                .margin(16)
+                .x_label_area_size(44)
+                .y_label_area_size(70)
+                .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                .expect("non-empty ranges");
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .draw()
+                .and_then(|_| draw_lines(&mut chart, series, budget, x0, x1))
+        } else {
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 20))
+                .margin(16)
+                .x_label_area_size(44)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..x1 + 1.0, (y0..y1).log_scale())
+                .expect("non-empty ranges");
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(y_desc)
+                .draw()
+                .and_then(|_| draw_lines(&mut chart, series, budget, 0.0, x1 + 1.0))
+        };
+        result.expect("drawing into a string cannot fail");
+        root.present().expect("svg string backend");
+    }
+    svg
+}
+
+fn draw_lines<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    series: &Series,
+    budget: Option<f64>,
+    x0: f64,
+    x1: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    for (i, (name, points)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))?
+            .label(name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    if let Some(b) = budget {
+        let red = RED.stroke_width(1);
+        chart
+            .draw_series(LineSeries::new(vec![(x0, b), (x1, b)], red))?
+            .label("16.67 ms budget (60 fps)")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+}

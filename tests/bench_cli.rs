@@ -1,0 +1,155 @@
+//! `bench --quick --out DIR` end to end: every experiment and every layout row present in the
+//! files, every number finite and positive; bad input exits 2 naming the problem. No timings are
+//! asserted.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use entity_layouts::LayoutKind;
+use entity_layouts::bench::experiments;
+use entity_layouts::bench::record::{CSV_HEADER, Record};
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("entity-layouts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn quick_bench_writes_every_experiment_and_layout() {
+    let dir = temp_dir("quick");
+    let out = bench(&["--quick", "--out", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    assert!(json["machine"]["cpu"].is_string() && json["method"].is_string());
+    let records: Vec<Record> = serde_json::from_value(json["records"].clone()).unwrap();
+    // Crossings appear only where the quick sweep brackets one; every other experiment must.
+    for e in experiments().iter().filter(|e| e.name() != "crossings") {
+        assert!(
+            records.iter().any(|r| r.experiment == e.name()),
+            "experiment {} missing",
+            e.name()
+        );
+    }
+    for kind in LayoutKind::ALL {
+        for scalar in ["f32", "f64"] {
+            assert!(
+                records.iter().any(|r| r.experiment == "layouts"
+                    && r.layout == kind.name()
+                    && r.scalar == scalar),
+                "layouts row {kind} {scalar} missing"
+            );
+        }
+        for threads in ["1", "all"] {
+            assert!(
+                records.iter().any(|r| r.experiment == "threads"
+                    && r.layout == kind.name()
+                    && r.threads == threads),
+                "threads row {kind} {threads} missing"
+            );
+        }
+    }
+    for r in &records {
+        for v in [r.p50, r.p10, r.p90] {
+            assert!(v.is_finite() && v > 0.0, "{r:?}");
+        }
+        assert!(r.p10 <= r.p50 && r.p50 <= r.p90, "{r:?}");
+        assert!(
+            r.samples >= 1 && !r.metric.is_empty() && !r.unit.is_empty(),
+            "{r:?}"
+        );
+    }
+
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(CSV_HEADER));
+    assert_eq!(lines.count(), records.len());
+
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    for e in experiments() {
+        assert!(
+            md.contains(&format!("## {}", e.title())),
+            "{} not in results.md",
+            e.name()
+        );
+    }
+    assert!(md.contains("Machine: ") && md.contains("Method: "));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), md.trim());
+
+    for plot in ["layouts_f32.svg", "layouts_f64.svg", "width.svg"] {
+        let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("soa"), "{plot}");
+    }
+    assert!(
+        std::fs::read_to_string(dir.join("layouts_f32.svg"))
+            .unwrap()
+            .contains("16.67 ms budget")
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn only_runs_the_named_experiments_in_process() {
+    let out = bench(&["--quick", "--in-process", "--only", "churn,dispatch"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("## Churn") && md.contains("## Dispatch"));
+    assert!(!md.contains("## Width"));
+}
+
+fn assert_usage_error(out: &Output, needles: &[&str]) {
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_and_names_what_is_accepted() {
+    assert_usage_error(
+        &bench(&["--only", "layouts,nonsense"]),
+        &["nonsense", "width", "churn"],
+    );
+    assert_usage_error(&bench(&["--counts", "1000,0"]), &["'0'", "1 to 100000000"]);
+    assert_usage_error(&bench(&["--counts", "lots"]), &["'lots'"]);
+    let file = temp_dir("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let under_file = file.join("out");
+    assert_usage_error(
+        &bench(&[
+            "--quick",
+            "--only",
+            "churn",
+            "--out",
+            under_file.to_str().unwrap(),
+        ]),
+        &["cannot write results", "out"],
+    );
+    assert!(Path::new(&file).is_file(), "the user's file is untouched");
+    let _ = std::fs::remove_file(&file);
+}
