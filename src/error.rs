@@ -30,6 +30,11 @@ pub enum SimError {
     #[error("{kinds} entity kinds is not offered for the dyn layout; accepted: 1, 2, 4 or 12")]
     BadKinds { kinds: usize },
 
+    #[error(
+        "churn of {value} per frame is not accepted; accepted: 0 to {max} spawns and removals per frame"
+    )]
+    BadChurn { value: usize, max: usize },
+
     #[error("a snapshot of {found} entities holds {ids} ids; both must match")]
     BadSnapshot { found: usize, ids: usize },
 }

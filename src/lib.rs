@@ -5,10 +5,12 @@
 //! computes the same thing ([`verify`]). On top of it, the headless bench ([`bench`]).
 
 pub mod bench;
+pub mod driver;
 pub mod error;
 pub mod layout;
 pub mod memory;
 pub mod scalar;
+pub mod script;
 pub mod swarm;
 pub mod threads;
 pub mod verify;

@@ -1,4 +1,8 @@
-//! The command line: `verify` proves the layouts equivalent, `bench` measures them.
+//! The command line: no subcommand opens the window, `verify` proves the layouts equivalent,
+//! `bench` measures them headless.
+
+#[cfg(feature = "app")]
+mod app;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,10 +14,61 @@ use entity_layouts::verify::{Group, VerifyConfig, run_suite};
 use entity_layouts::{Dt, threads};
 
 #[derive(Parser)]
-#[command(name = "entity-layouts", version, about, arg_required_else_help = true)]
+#[command(
+    name = "entity-layouts",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    app: AppArgs,
+}
+
+/// Options of the window (the default command).
+#[derive(Args)]
+struct AppArgs {
+    /// Layout to start with: ecs-table, ecs-sparse, ecs-contiguous, soa, aos, boxed,
+    /// boxed-shuffled, dyn-1, dyn-2, dyn-4, dyn-12.
+    #[arg(long, default_value = "ecs-table")]
+    layout: String,
+    /// Entities to start with, 0 to 10,000,000 (1e6 and 100_000 work too).
+    #[arg(long, default_value = "100000")]
+    count: String,
+    /// 1 or all.
+    #[arg(long, default_value = "1")]
+    threads: String,
+    /// Spawns and removals per frame, 0 to 100,000.
+    #[arg(long, default_value = "0")]
+    churn: String,
+    /// Present with vsync (off by default, so the frame time shows the real work).
+    #[arg(long)]
+    vsync: bool,
+    /// No window: render to an offscreen image (for machines without a display).
+    #[arg(long)]
+    headless: bool,
+    /// Exit after this many frames and print a summary.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Save a PNG screenshot just before exiting.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Run a script of timed actions (see src/script.rs for the format).
+    #[arg(long)]
+    script: Option<PathBuf>,
+    /// Panel scale for projectors, 0.5 to 3.
+    #[arg(long, default_value_t = 1.0)]
+    ui_scale: f32,
+    /// Dot size in pixels, 1 to 4.
+    #[arg(long, default_value_t = 2.0)]
+    dot_size: f32,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Window (or offscreen image) size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720")]
+    size: String,
 }
 
 #[derive(Subcommand)]
@@ -63,7 +118,10 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = cli.command else {
+        return run_app(cli.app);
+    };
+    match command {
         Command::Verify {
             count,
             frames,
@@ -75,6 +133,106 @@ fn main() -> ExitCode {
             Err(e) => usage_error(&e.to_string()),
         },
     }
+}
+
+#[cfg(feature = "app")]
+fn run_app(args: AppArgs) -> ExitCode {
+    match app_options(args) {
+        Ok(options) => app::run(options),
+        Err(message) => usage_error(&message),
+    }
+}
+
+#[cfg(not(feature = "app"))]
+fn run_app(_: AppArgs) -> ExitCode {
+    usage_error(
+        "this build has no window (built without the `app` feature); use `verify` or `bench`, or rebuild with default features",
+    )
+}
+
+/// Checks every app option up front, so bad input is an exit code 2 before a window opens.
+#[cfg(feature = "app")]
+fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
+    use entity_layouts::driver::{APP_MAX_ENTITIES, MAX_CHURN};
+    use entity_layouts::script::{self, parse_count};
+    use entity_layouts::{LayoutKind, Threads};
+
+    let layout = LayoutKind::parse(&args.layout).map_err(|e| e.to_string())?;
+    let count = parse_count(&args.count)
+        .filter(|&n| n <= APP_MAX_ENTITIES)
+        .ok_or_else(|| {
+            format!(
+                "--count '{}' is not accepted: a whole number from 0 to {APP_MAX_ENTITIES}",
+                args.count
+            )
+        })?;
+    let threads = Threads::parse(&args.threads)
+        .ok_or_else(|| format!("--threads '{}' is not accepted: 1 or all", args.threads))?;
+    let churn = parse_count(&args.churn)
+        .filter(|&n| n <= MAX_CHURN)
+        .ok_or_else(|| {
+            format!(
+                "--churn '{}' is not accepted: a whole number from 0 to {MAX_CHURN}",
+                args.churn
+            )
+        })?;
+    if !(0.5..=3.0).contains(&args.ui_scale) {
+        return Err(format!(
+            "--ui-scale {} is not accepted: 0.5 to 3",
+            args.ui_scale
+        ));
+    }
+    if !(1.0..=4.0).contains(&args.dot_size) {
+        return Err(format!(
+            "--dot-size {} is not accepted: 1 to 4 pixels",
+            args.dot_size
+        ));
+    }
+    if args.frames == Some(0) {
+        return Err("--frames 0 is not accepted: at least 1 frame".into());
+    }
+    if let Some(path) = &args.screenshot
+        && path.extension().and_then(|e| e.to_str()) != Some("png")
+    {
+        return Err(format!(
+            "--screenshot '{}' is not accepted: screenshots are PNG files, the path must end in .png",
+            path.display()
+        ));
+    }
+    let size = args
+        .size
+        .split_once('x')
+        .and_then(|(w, h)| Some([w.parse::<u32>().ok()?, h.parse::<u32>().ok()?]))
+        .filter(|[w, h]| (320..=7680).contains(w) && (240..=4320).contains(h))
+        .ok_or_else(|| {
+            format!(
+                "--size '{}' is not accepted: WIDTHxHEIGHT with width 320 to 7680 and height 240 to 4320",
+                args.size
+            )
+        })?;
+    let script = match &args.script {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read script '{}': {e}", path.display()))?;
+            Some(script::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?)
+        }
+    };
+    Ok(app::AppOptions {
+        layout,
+        count,
+        threads,
+        churn,
+        vsync: args.vsync,
+        headless: args.headless,
+        frames: args.frames,
+        screenshot: args.screenshot,
+        script,
+        ui_scale: args.ui_scale,
+        dot_px: args.dot_size,
+        seed: args.seed,
+        size,
+    })
 }
 
 fn run_bench(args: BenchArgs) -> Result<(), BenchError> {

@@ -94,15 +94,14 @@ impl<S: Scalar> Swarm<S> {
         self.layout.as_mut()
     }
 
-    /// Checks that `additional` more entities fit the ceiling and this machine's memory in
-    /// `kind`, and reserves room for them in `layout`. Nothing is changed on error.
-    fn make_room(
+    /// Whether growing from `len` by `additional` entities in `kind` stays within `max_entities`
+    /// and this machine's available memory. Allocates nothing.
+    fn fits(
         max_entities: usize,
-        layout: &mut dyn Layout<S>,
+        kind: LayoutKind,
+        len: usize,
         additional: usize,
     ) -> Result<(), SimError> {
-        let kind = layout.kind();
-        let len = layout.len();
         let requested = len.saturating_add(additional);
         if requested > max_entities {
             return Err(SimError::TooManyEntities {
@@ -110,26 +109,46 @@ impl<S: Scalar> Swarm<S> {
                 max: max_entities,
             });
         }
-        let per_entity = kind.estimated_bytes_per_entity::<S>() as u64;
-        let needed = additional as u64 * per_entity;
-        let out_of_memory = |available: u64| SimError::OutOfMemory {
-            requested,
-            layout: kind.name(),
-            needed_mib: needed >> 20,
-            available_mib: available >> 20,
-            fits: len + (available / per_entity.max(1)) as usize,
-        };
+        let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
         // Reading /proc/meminfo costs microseconds; only a request big enough to matter pays it
         // (a per-frame churn of a few thousand entities does not).
         if needed > 64 << 20
             && let Some(available) = available_bytes()
             && needed > available
         {
-            return Err(out_of_memory(available));
+            return Err(out_of_memory(kind, requested, len, needed, available));
         }
-        layout
-            .try_reserve(additional)
-            .map_err(|_| out_of_memory(available_bytes().unwrap_or(0)))
+        Ok(())
+    }
+
+    /// `fits`, then reserves room for `additional` more entities in `layout`, so that an
+    /// impossible allocation is an error here rather than an abort later. Nothing changes on error.
+    fn make_room(
+        max_entities: usize,
+        layout: &mut dyn Layout<S>,
+        additional: usize,
+    ) -> Result<(), SimError> {
+        let (kind, len) = (layout.kind(), layout.len());
+        Self::fits(max_entities, kind, len, additional)?;
+        layout.try_reserve(additional).map_err(|_| {
+            let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
+            let available = available_bytes().unwrap_or(0);
+            out_of_memory(kind, len + additional, len, needed, available)
+        })
+    }
+
+    /// Whether a population of `n` entities in `kind` is within the ceiling and this machine's
+    /// memory, without allocating anything (the app checks a slider move this way before it
+    /// grows over many frames).
+    pub fn check_fits(&self, kind: LayoutKind, n: usize) -> Result<(), SimError> {
+        if n > self.max_entities {
+            return Err(SimError::TooManyEntities {
+                requested: n,
+                max: self.max_entities,
+            });
+        }
+        let len = self.len();
+        Self::fits(self.max_entities, kind, len, n.saturating_sub(len))
     }
 
     /// Grows to or shrinks to `n` entities: growing appends freshly seeded entities with new ids,
@@ -194,10 +213,10 @@ impl<S: Scalar> Swarm<S> {
         self.step_regen(dt, threads);
     }
 
-    /// Every entity's position into `out`, resized to fit.
-    pub fn gather_positions(&mut self, out: &mut Vec<[f32; 2]>, threads: Threads) {
-        out.resize(self.len(), [0.0; 2]);
-        self.layout.gather_positions(out, threads);
+    /// Every entity's packed point into `out`, resized to fit.
+    pub fn gather_points(&mut self, out: &mut Vec<u32>, threads: Threads) {
+        out.resize(self.len(), 0);
+        self.layout.gather_points(out, threads);
     }
 
     /// The population's fingerprint: the wrapping sum of every entity's hash (id and the exact
@@ -256,5 +275,22 @@ impl<S: Scalar> Swarm<S> {
         self.fill(fresh.as_mut(), &snapshot)?;
         self.layout = fresh;
         Ok(())
+    }
+}
+
+fn out_of_memory(
+    kind: LayoutKind,
+    requested: usize,
+    len: usize,
+    needed: u64,
+    available: u64,
+) -> SimError {
+    let per_entity = (needed / (requested - len).max(1) as u64).max(1);
+    SimError::OutOfMemory {
+        requested,
+        layout: kind.name(),
+        needed_mib: needed >> 20,
+        available_mib: available >> 20,
+        fits: len + (available / per_entity) as usize,
     }
 }

@@ -2,6 +2,7 @@
 //! churn, ends in the same state; and that state really moved.
 
 use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::workload::pack_point;
 use entity_layouts::{Dt, LayoutKind, Scalar, Swarm, Threads};
 
 fn assert_all_agree<S: Scalar>(count: usize, frames: usize) {
@@ -77,21 +78,21 @@ fn checksum_does_not_depend_on_storage_order() {
 }
 
 #[test]
-fn gathered_positions_match_the_states_in_every_layout() {
-    let mut reference: Vec<[f32; 2]> = Swarm::<f32>::with_count(LayoutKind::Soa, 9, 40_000)
+fn gathered_points_match_the_states_in_every_layout() {
+    let mut reference: Vec<u32> = Swarm::<f32>::with_count(LayoutKind::Soa, 9, 40_000)
         .unwrap()
         .export()
         .states
         .iter()
-        .map(|s| [s.x, s.y])
+        .map(|s| pack_point(s.x, s.y, s.hp))
         .collect();
-    reference.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    reference.sort_unstable();
     for kind in LayoutKind::ALL {
         for threads in Threads::BOTH {
             let mut swarm = Swarm::<f32>::with_count(kind, 9, 40_000).unwrap();
             let mut out = Vec::new();
-            swarm.gather_positions(&mut out, threads);
-            out.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            swarm.gather_points(&mut out, threads);
+            out.sort_unstable();
             assert_eq!(out, reference, "{kind} threads={threads}");
         }
     }

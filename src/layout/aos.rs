@@ -10,7 +10,7 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, regen_one};
+use crate::workload::{EntityState, move_one, pack_point, regen_one};
 
 #[derive(Default)]
 pub struct Aos<S> {
@@ -65,12 +65,12 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         });
     }
 
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
         let c = chunk_len(threads, self.len());
         let parts = out.chunks_mut(c).zip(self.entities.chunks(c));
         for_each_part(threads, parts, |(out, entities)| {
             for (o, e) in out.iter_mut().zip(entities) {
-                *o = e.position_f32();
+                *o = pack_point(e.x, e.y, e.hp);
             }
         });
     }

@@ -19,7 +19,7 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::{MemoryUse, malloc_chunk_bytes};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, regen_one};
+use crate::workload::{EntityState, move_one, pack_point, regen_one};
 
 pub struct BoxedEntities<S> {
     ids: Vec<u64>,
@@ -108,12 +108,12 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         });
     }
 
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
         let c = chunk_len(threads, self.len());
         let parts = out.chunks_mut(c).zip(self.boxes.chunks(c));
-        for_each_part(threads, parts, |(out, boxes)| {
-            for (o, e) in out.iter_mut().zip(boxes) {
-                *o = e.position_f32();
+        for_each_part(threads, parts, |(out, entities)| {
+            for (o, e) in out.iter_mut().zip(entities) {
+                *o = pack_point(e.x, e.y, e.hp);
             }
         });
     }

@@ -15,13 +15,14 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::{MemoryUse, malloc_chunk_bytes};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, mix, move_one, regen_one};
+use crate::workload::{EntityState, mix, move_one, pack_point, regen_one};
 
 /// The object-oriented entity interface: each kind knows how to update itself.
 pub trait Agent<S: Scalar>: Send + Sync {
     fn move_step(&mut self, dt: S);
     fn regen_step(&mut self, dt: S);
-    fn position(&self) -> [f32; 2];
+    /// The renderer's packed point (position and hp).
+    fn point(&self) -> u32;
     fn state(&self) -> EntityState<S>;
 }
 
@@ -44,6 +45,7 @@ impl<S: Scalar, const KIND: usize> Kind<S, KIND> {
     const Y: usize = slot(KIND, 1);
     const VX: usize = slot(KIND, 2);
     const VY: usize = slot(KIND, 3);
+    const HP: usize = slot(KIND, 4);
     const ENERGY: usize = slot(KIND, 5);
     const REGEN: usize = slot(KIND, 6);
 
@@ -67,8 +69,9 @@ impl<S: Scalar, const KIND: usize> Agent<S> for Kind<S, KIND> {
         f[Self::ENERGY] = regen_one(f[Self::ENERGY], f[Self::REGEN], dt);
     }
 
-    fn position(&self) -> [f32; 2] {
-        [self.fields[Self::X].to_f32(), self.fields[Self::Y].to_f32()]
+    fn point(&self) -> u32 {
+        let f = &self.fields;
+        pack_point(f[Self::X], f[Self::Y], f[Self::HP])
     }
 
     fn state(&self) -> EntityState<S> {
@@ -190,12 +193,12 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         });
     }
 
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
         let c = chunk_len(threads, self.len());
         let parts = out.chunks_mut(c).zip(self.agents.chunks(c));
         for_each_part(threads, parts, |(out, agents)| {
             for (o, agent) in out.iter_mut().zip(agents) {
-                *o = agent.position();
+                *o = agent.point();
             }
         });
     }

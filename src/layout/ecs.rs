@@ -27,7 +27,7 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, regen_one};
+use crate::workload::{EntityState, move_one, pack_point, regen_one};
 
 /// Which storage a component set asks Bevy for. The component types are generic over it so the
 /// table and sparse-set variants run the very same systems.
@@ -330,29 +330,31 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.regen_schedule.run(&mut self.world);
     }
 
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
-        let mut query = self.world.query::<&Position<S, K>>();
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
+        let mut query = self.world.query::<(&Position<S, K>, &Health<S, K>)>();
         let query = query.query(&self.world);
         match query.contiguous_iter() {
             // Table storage: whole column slices, split across the pool like the other layouts.
             Ok(tables) => {
                 let mut rest = out;
-                for positions in tables {
+                for (positions, healths) in tables {
                     let (head, tail) = rest.split_at_mut(positions.len());
                     rest = tail;
                     let c = chunk_len(threads, positions.len());
-                    let parts = head.chunks_mut(c).zip(positions.chunks(c));
-                    for_each_part(threads, parts, |(out, positions)| {
-                        for (o, p) in out.iter_mut().zip(positions) {
-                            *o = [p.x.to_f32(), p.y.to_f32()];
+                    let parts = head
+                        .chunks_mut(c)
+                        .zip(positions.chunks(c).zip(healths.chunks(c)));
+                    for_each_part(threads, parts, |(out, (positions, healths))| {
+                        for ((o, p), h) in out.iter_mut().zip(positions).zip(healths) {
+                            *o = pack_point(p.x, p.y, h.hp);
                         }
                     });
                 }
             }
             // Sparse sets are not dense: one pass in query order.
             Err(_) => {
-                for (o, p) in out.iter_mut().zip(query.iter()) {
-                    *o = [p.x.to_f32(), p.y.to_f32()];
+                for (o, (p, h)) in out.iter_mut().zip(query.iter()) {
+                    *o = pack_point(p.x, p.y, h.hp);
                 }
             }
         }

@@ -50,9 +50,10 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn step_move(&mut self, dt: S, threads: Threads);
     /// The regen system over every entity.
     fn step_regen(&mut self, dt: S, threads: Threads);
-    /// Writes every entity's position into `out` (`out.len() == self.len()`), in whatever order
-    /// is fastest for this layout: the renderer draws a set of dots, not a sequence.
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads);
+    /// Writes every entity's packed point ([`crate::workload::pack_point`]: position and hp) into
+    /// `out` (`out.len() == self.len()`), in whatever order is fastest for this layout: the
+    /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering.
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads);
     /// Visits every entity in logical order.
     fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>));
     fn memory(&self) -> MemoryUse;

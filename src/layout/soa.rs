@@ -10,7 +10,7 @@ use crate::layout::{Layout, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, regen_one};
+use crate::workload::{EntityState, move_one, pack_point, regen_one};
 
 #[derive(Default)]
 pub struct Soa<S> {
@@ -115,14 +115,17 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         });
     }
 
-    fn gather_positions(&mut self, out: &mut [[f32; 2]], threads: Threads) {
+    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
         let c = chunk_len(threads, self.len());
-        let parts = out
-            .chunks_mut(c)
-            .zip(self.x.chunks(c).zip(self.y.chunks(c)));
-        for_each_part(threads, parts, |(out, (x, y))| {
-            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
-                *o = [x.to_f32(), y.to_f32()];
+        let parts = out.chunks_mut(c).zip(
+            self.x
+                .chunks(c)
+                .zip(self.y.chunks(c))
+                .zip(self.hp.chunks(c)),
+        );
+        for_each_part(threads, parts, |(out, ((x, y), hp))| {
+            for (((o, &x), &y), &hp) in out.iter_mut().zip(x).zip(y).zip(hp) {
+                *o = pack_point(x, y, hp);
             }
         });
     }

@@ -1,0 +1,213 @@
+//! The window this project is known for: millions of moving entities, the layout switchable live,
+//! the frame time against the 16.67 ms budget as it happens. Bevy plugins with one concern each:
+//! `SimPlugin` runs and times the simulation, `PointsRenderPlugin` draws it the same way for every
+//! layout, `PanelPlugin` is the egui panel, `TalkPlugin` the keys, scripts and orderly exit.
+
+mod panel;
+mod render;
+mod sim;
+mod stats;
+mod talk;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bevy::app::ScheduleRunnerPlugin;
+use bevy::camera::RenderTarget;
+use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
+use bevy::log::{Level, LogPlugin};
+use bevy::prelude::*;
+use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy::window::{ExitCondition, PresentMode, PrimaryWindow, WindowResolution};
+use bevy::winit::WinitPlugin;
+use bevy_egui::EguiPlugin;
+
+use entity_layouts::LayoutKind;
+use entity_layouts::driver::Driver;
+use entity_layouts::script::{Action, ScriptRunner};
+use entity_layouts::threads::Threads;
+
+use panel::PanelPlugin;
+use render::PointsRenderPlugin;
+use sim::{Sim, SimPlugin};
+use talk::{Talk, TalkPlugin};
+
+/// Everything the command line can set.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    pub layout: LayoutKind,
+    pub count: usize,
+    pub threads: Threads,
+    pub churn: usize,
+    pub vsync: bool,
+    pub headless: bool,
+    pub frames: Option<u64>,
+    pub screenshot: Option<PathBuf>,
+    pub script: Option<Vec<Action>>,
+    pub ui_scale: f32,
+    pub dot_px: f32,
+    pub seed: u64,
+    pub size: [u32; 2],
+}
+
+/// What the panel and keys change that is not simulation state.
+#[derive(Resource)]
+pub struct UiState {
+    pub panel_visible: bool,
+    pub panel_width_px: f32,
+    pub count_slider: usize,
+    pub vsync: bool,
+    pub ui_scale: f32,
+    pub dot_px: f32,
+}
+
+/// The render target's size in physical pixels (the window's, or the offscreen image's).
+#[derive(Resource)]
+pub struct Canvas {
+    pub physical_size: [f32; 2],
+}
+
+/// Where screenshots come from: the offscreen image in headless mode, else the window.
+#[derive(Resource)]
+pub struct ShotTarget(pub Option<Handle<Image>>);
+
+pub fn run(options: AppOptions) -> ExitCode {
+    let mut driver = Driver::new(options.layout, options.seed);
+    driver.threads = options.threads;
+    if let Err(e) = driver
+        .set_count(options.count)
+        .and_then(|()| driver.set_churn(options.churn))
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    explain_missing_gpu();
+
+    let [width, height] = options.size;
+    let window = Window {
+        title: "entity-layouts: what does your memory layout cost per frame?".into(),
+        resolution: WindowResolution::new(width, height),
+        present_mode: if options.vsync {
+            PresentMode::AutoVsync
+        } else {
+            PresentMode::AutoNoVsync
+        },
+        ..default()
+    };
+    let plugins = DefaultPlugins
+        .set(WindowPlugin {
+            primary_window: (!options.headless).then_some(window),
+            exit_condition: if options.headless {
+                ExitCondition::DontExit
+            } else {
+                ExitCondition::OnPrimaryClosed
+            },
+            ..default()
+        })
+        .set(LogPlugin {
+            level: Level::WARN,
+            filter: "wgpu=error,naga=warn,bevy_render=warn".into(),
+            ..default()
+        });
+
+    let mut app = App::new();
+    if options.headless {
+        app.add_plugins(plugins.disable::<WinitPlugin>())
+            .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO));
+    } else {
+        app.add_plugins(plugins);
+    }
+    app.add_plugins((
+        FrameTimeDiagnosticsPlugin::default(),
+        EguiPlugin::default(),
+        SimPlugin,
+        PointsRenderPlugin,
+        PanelPlugin,
+        TalkPlugin,
+    ))
+    .insert_resource(ClearColor(Color::srgb(0.03, 0.04, 0.06)))
+    .insert_resource(UiState {
+        panel_visible: true,
+        panel_width_px: 0.0,
+        count_slider: options.count,
+        vsync: options.vsync,
+        ui_scale: options.ui_scale,
+        dot_px: options.dot_px,
+    })
+    .insert_resource(Canvas {
+        physical_size: [width as f32, height as f32],
+    })
+    .insert_resource(Sim::new(driver))
+    .insert_resource(Talk::new(
+        options.script.map(ScriptRunner::new),
+        options.frames,
+        options.screenshot,
+    ))
+    .insert_resource(ShotTarget(None))
+    .add_systems(
+        Startup,
+        move |commands: Commands, images: ResMut<Assets<Image>>, shots: ResMut<ShotTarget>| {
+            spawn_camera(commands, images, shots, options.headless, options.size)
+        },
+    )
+    .add_systems(First, measure_canvas);
+
+    match app.run() {
+        AppExit::Success => ExitCode::SUCCESS,
+        AppExit::Error(code) => ExitCode::from(code.get()),
+    }
+}
+
+fn spawn_camera(
+    mut commands: Commands,
+    mut images: ResMut<Assets<Image>>,
+    mut shots: ResMut<ShotTarget>,
+    headless: bool,
+    [width, height]: [u32; 2],
+) {
+    if headless {
+        let mut image =
+            Image::new_target_texture(width, height, TextureFormat::Rgba8UnormSrgb, None);
+        image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        let handle = images.add(image);
+        shots.0 = Some(handle.clone());
+        commands.spawn((Camera2d, Msaa::Off, RenderTarget::Image(handle.into())));
+    } else {
+        commands.spawn((Camera2d, Msaa::Off));
+    }
+}
+
+fn measure_canvas(windows: Query<&Window, With<PrimaryWindow>>, mut canvas: ResMut<Canvas>) {
+    if let Ok(window) = windows.single() {
+        let size = [
+            window.physical_width() as f32,
+            window.physical_height() as f32,
+        ];
+        if canvas.physical_size != size && size[0] > 0.0 && size[1] > 0.0 {
+            canvas.physical_size = size;
+        }
+    }
+}
+
+/// Bevy panics when no GPU adapter exists; say what is missing and what works without one.
+fn explain_missing_gpu() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if text.contains("Unable to find a GPU") {
+            eprintln!(
+                "error: no GPU adapter was found (Vulkan, Metal or DX12). Install your GPU's Vulkan driver, \
+                 or Mesa's software Vulkan (Debian/Ubuntu: mesa-vulkan-drivers). \
+                 The headless bench needs no GPU: cargo run --release -- bench"
+            );
+            std::process::exit(2);
+        }
+        default_hook(info);
+    }));
+}

@@ -1,0 +1,277 @@
+//! RenderPlugin: every entity as a small square, one instanced draw per frame from one persistent
+//! GPU buffer that is rewritten each frame with the points gathered from the active layout.
+//! No Bevy entity, sprite or mesh per simulated entity: the cost of this path is the same for
+//! every layout, so the comparison stays about the layout. Only `gather_points` is per-layout,
+//! and it is timed on its own (in `sim`); the upload is timed here.
+//!
+//! Flow: the main world gathers into `GatheredPoints`; extraction swaps that vector into the
+//! render world (no copy); `prepare` writes it into the GPU buffer (one copy, into wgpu's
+//! staging memory); the pass draws `4 vertices x n instances` into the camera's main texture,
+//! before egui draws the panel on top.
+
+use std::num::NonZeroU64;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use bevy::asset::{embedded_asset, load_embedded_asset};
+use bevy::core_pipeline::Core2d;
+use bevy::core_pipeline::Core2dSystems;
+use bevy::mesh::VertexBufferLayout;
+use bevy::prelude::*;
+use bevy::render::render_resource::binding_types::uniform_buffer_sized;
+use bevy::render::render_resource::{
+    BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, Buffer,
+    BufferDescriptor, BufferUsages, CachedRenderPipelineId, ColorTargetState, ColorWrites,
+    FragmentState, PipelineCache, PrimitiveState, PrimitiveTopology, RenderPassDescriptor,
+    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexAttribute, VertexFormat,
+    VertexState, VertexStepMode,
+};
+use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue, ViewQuery};
+use bevy::render::view::ViewTarget;
+use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup, RenderSystems};
+
+/// Points gathered this frame (main world), handed to the render world by swapping vectors.
+#[derive(Resource, Default)]
+pub struct GatheredPoints {
+    pub points: Vec<u32>,
+}
+
+/// Where the world rectangle lands in the window, in physical pixels, and how big a dot is.
+#[derive(Resource, Clone, Copy, Debug, PartialEq)]
+pub struct PointsView {
+    /// x, y, width, height of the letterboxed world rectangle.
+    pub viewport: [f32; 4],
+    pub dot_px: f32,
+}
+
+impl Default for PointsView {
+    fn default() -> Self {
+        Self {
+            viewport: [0.0, 0.0, 1.0, 1.0],
+            dot_px: 2.0,
+        }
+    }
+}
+
+/// The last upload's duration, written by the render world, read by the main world.
+#[derive(Resource, Clone, Default)]
+pub struct UploadClock(Arc<AtomicU64>);
+
+impl UploadClock {
+    pub fn last_ms(&self) -> f32 {
+        self.0.load(Ordering::Relaxed) as f32 / 1e6
+    }
+}
+
+pub struct PointsRenderPlugin;
+
+impl Plugin for PointsRenderPlugin {
+    fn build(&self, app: &mut App) {
+        embedded_asset!(app, "points.wgsl");
+        let clock = UploadClock::default();
+        app.init_resource::<GatheredPoints>()
+            .init_resource::<PointsView>()
+            .insert_resource(clock.clone());
+        let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+            return;
+        };
+        render_app
+            .insert_resource(clock)
+            .init_resource::<RenderPoints>()
+            .add_systems(RenderStartup, init_points_pipeline)
+            .add_systems(ExtractSchedule, extract_points)
+            .add_systems(
+                Render,
+                prepare_points.in_set(RenderSystems::PrepareResources),
+            )
+            .add_systems(
+                Core2d,
+                points_pass
+                    .after(Core2dSystems::MainPass)
+                    .before(bevy_egui::render::egui_pass),
+            );
+    }
+}
+
+#[derive(Resource, Default)]
+struct RenderPoints {
+    points: Vec<u32>,
+    view: PointsView,
+}
+
+#[derive(Resource)]
+struct PointsPipeline {
+    layout: BindGroupLayoutDescriptor,
+    shader: Handle<Shader>,
+    /// The pipeline for the view's texture format, queued when a view first shows up.
+    pipeline: Option<(TextureFormat, CachedRenderPipelineId)>,
+    /// Instance buffer, grown (never shrunk) to the largest population seen.
+    buffer: Option<Buffer>,
+    capacity: usize,
+    params: Buffer,
+    bind_group: Option<BindGroup>,
+    drawn: u32,
+}
+
+const PARAMS_BYTES: u64 = 16;
+
+fn init_points_pipeline(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    assets: Res<AssetServer>,
+) {
+    let layout = BindGroupLayoutDescriptor::new(
+        "points_layout",
+        &BindGroupLayoutEntries::single(
+            ShaderStages::VERTEX,
+            uniform_buffer_sized(false, NonZeroU64::new(PARAMS_BYTES)),
+        ),
+    );
+    let params = device.create_buffer(&BufferDescriptor {
+        label: Some("points_params"),
+        size: PARAMS_BYTES,
+        usage: BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    commands.insert_resource(PointsPipeline {
+        layout,
+        shader: load_embedded_asset!(assets.as_ref(), "points.wgsl"),
+        pipeline: None,
+        buffer: None,
+        capacity: 0,
+        params,
+        bind_group: None,
+        drawn: 0,
+    });
+}
+
+fn extract_points(mut main_world: ResMut<MainWorld>, mut render: ResMut<RenderPoints>) {
+    let view = *main_world.resource::<PointsView>();
+    let mut gathered = main_world.resource_mut::<GatheredPoints>();
+    std::mem::swap(&mut gathered.points, &mut render.points);
+    render.view = view;
+}
+
+fn pipeline_descriptor(
+    pipeline: &PointsPipeline,
+    format: TextureFormat,
+) -> RenderPipelineDescriptor {
+    RenderPipelineDescriptor {
+        label: Some("points_pipeline".into()),
+        layout: vec![pipeline.layout.clone()],
+        vertex: VertexState {
+            shader: pipeline.shader.clone(),
+            buffers: vec![VertexBufferLayout {
+                array_stride: 4,
+                step_mode: VertexStepMode::Instance,
+                attributes: vec![VertexAttribute {
+                    format: VertexFormat::Uint32,
+                    offset: 0,
+                    shader_location: 0,
+                }],
+            }],
+            ..default()
+        },
+        fragment: Some(FragmentState {
+            shader: pipeline.shader.clone(),
+            targets: vec![Some(ColorTargetState {
+                format,
+                blend: None,
+                write_mask: ColorWrites::ALL,
+            })],
+            ..default()
+        }),
+        primitive: PrimitiveState {
+            topology: PrimitiveTopology::TriangleStrip,
+            ..default()
+        },
+        ..default()
+    }
+}
+
+fn prepare_points(
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    cache: Res<PipelineCache>,
+    clock: Res<UploadClock>,
+    render: Res<RenderPoints>,
+    targets: Query<&ViewTarget>,
+    mut pipeline: ResMut<PointsPipeline>,
+) {
+    if let Some(target) = targets.iter().next() {
+        let format = target.main_texture_format();
+        if pipeline.pipeline.is_none_or(|(f, _)| f != format) {
+            let id = cache.queue_render_pipeline(pipeline_descriptor(&pipeline, format));
+            pipeline.pipeline = Some((format, id));
+        }
+    }
+    let started = Instant::now();
+    let n = render.points.len();
+    if n > pipeline.capacity {
+        let capacity = n.max(pipeline.capacity * 3 / 2).max(1024);
+        pipeline.buffer = Some(device.create_buffer(&BufferDescriptor {
+            label: Some("points"),
+            size: capacity as u64 * 4,
+            usage: BufferUsages::VERTEX | BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }));
+        pipeline.capacity = capacity;
+    }
+    if let Some(buffer) = &pipeline.buffer
+        && n > 0
+    {
+        queue.write_buffer(buffer, 0, bytemuck::cast_slice(&render.points));
+    }
+    let [_, _, w, h] = render.view.viewport;
+    let params = [2.0 / w.max(1.0), 2.0 / h.max(1.0), render.view.dot_px, 0.0];
+    queue.write_buffer(&pipeline.params, 0, bytemuck::cast_slice(&params));
+    clock
+        .0
+        .store(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    if pipeline.bind_group.is_none() {
+        let bind_group = device.create_bind_group(
+            "points_bind_group",
+            &cache.get_bind_group_layout(&pipeline.layout),
+            &BindGroupEntries::single(pipeline.params.as_entire_binding()),
+        );
+        pipeline.bind_group = Some(bind_group);
+    }
+    pipeline.drawn = n as u32;
+}
+
+fn points_pass(
+    view: ViewQuery<&ViewTarget>,
+    points: Res<PointsPipeline>,
+    render: Res<RenderPoints>,
+    cache: Res<PipelineCache>,
+    mut ctx: RenderContext,
+) {
+    let target = view.into_inner();
+    let (Some((_, id)), Some(buffer), Some(bind_group)) =
+        (points.pipeline, &points.buffer, &points.bind_group)
+    else {
+        return;
+    };
+    // The pipeline compiles asynchronously: the first frames draw no dots.
+    let Some(pipeline) = cache.get_render_pipeline(id) else {
+        return;
+    };
+    if points.drawn == 0 {
+        return;
+    }
+    let [x, y, w, h] = render.view.viewport;
+    let mut pass = ctx.begin_tracked_render_pass(RenderPassDescriptor {
+        label: Some("points_pass"),
+        color_attachments: &[Some(target.get_color_attachment())],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    pass.set_viewport(x, y, w, h, 0.0, 1.0);
+    pass.set_render_pipeline(pipeline);
+    pass.set_bind_group(0, bind_group, &[]);
+    pass.set_vertex_buffer(0, buffer.slice(..));
+    pass.draw(0..4, 0..points.drawn);
+}

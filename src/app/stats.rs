@@ -1,0 +1,143 @@
+//! Frame-time bookkeeping for the panel and the exit summary. Bevy's `FrameTimeDiagnosticsPlugin`
+//! measures the frame; it keeps no percentiles, so the last samples are kept here.
+
+use std::collections::{HashMap, VecDeque};
+
+use bevy::prelude::Resource;
+
+use entity_layouts::LayoutKind;
+
+/// The last `CAPACITY` samples of one quantity, in ms, with the time they were taken.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    samples: VecDeque<(f64, f32)>,
+}
+
+/// About 10 s at 120 fps; enough for a readable plot, cheap to sort every frame.
+const CAPACITY: usize = 1200;
+/// The plot's time window.
+pub const WINDOW_S: f64 = 10.0;
+
+impl Series {
+    pub fn push(&mut self, t: f64, ms: f32) {
+        if self.samples.len() == CAPACITY {
+            self.samples.pop_front();
+        }
+        self.samples.push_back((t, ms));
+        while self
+            .samples
+            .front()
+            .is_some_and(|&(t0, _)| t - t0 > WINDOW_S)
+        {
+            self.samples.pop_front();
+        }
+    }
+
+    pub fn last(&self) -> f32 {
+        self.samples.back().map_or(0.0, |s| s.1)
+    }
+
+    pub fn points(&self) -> impl Iterator<Item = (f64, f32)> + '_ {
+        self.samples.iter().copied()
+    }
+
+    /// `(p50, p99, max)` over the window.
+    pub fn summary(&self) -> (f32, f32, f32) {
+        percentiles(self.samples.iter().map(|s| s.1).collect())
+    }
+}
+
+/// `(p50, p99, max)` of a sample (zeros when empty).
+pub fn percentiles(mut v: Vec<f32>) -> (f32, f32, f32) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(f32::total_cmp);
+    let at = |q: f32| v[((v.len() - 1) as f32 * q).round() as usize];
+    (at(0.5), at(0.99), v[v.len() - 1])
+}
+
+/// One frame's split.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameSplit {
+    pub frame_ms: f32,
+    pub simulate_ms: f32,
+    pub gather_ms: f32,
+    pub upload_ms: f32,
+}
+
+#[derive(Resource, Default)]
+pub struct FrameStats {
+    pub frame: Series,
+    pub simulate: Series,
+    pub gather_upload: Series,
+    /// Every layout's frames since start (for the exit summary), capped per layout.
+    pub per_layout: HashMap<LayoutKind, Vec<FrameSplit>>,
+    /// Layouts in the order they were first used.
+    pub order: Vec<LayoutKind>,
+    /// Simulate ms per layout at the current count: the scoreboard. Cleared when the count,
+    /// thread setting or churn changes, since the numbers would no longer compare.
+    pub scoreboard: HashMap<LayoutKind, Series>,
+}
+
+const PER_LAYOUT_CAP: usize = 100_000;
+
+impl FrameStats {
+    pub fn record(&mut self, t: f64, kind: LayoutKind, split: FrameSplit, scoreboard: bool) {
+        self.frame.push(t, split.frame_ms);
+        self.simulate.push(t, split.simulate_ms);
+        self.gather_upload
+            .push(t, split.gather_ms + split.upload_ms);
+        if !self.order.contains(&kind) {
+            self.order.push(kind);
+        }
+        let all = self.per_layout.entry(kind).or_default();
+        if all.len() < PER_LAYOUT_CAP {
+            all.push(split);
+        }
+        if scoreboard {
+            self.scoreboard
+                .entry(kind)
+                .or_default()
+                .push(t, split.simulate_ms);
+        }
+    }
+
+    /// The exit summary: frame p50/p99 and the split per layout used.
+    pub fn summary_lines(&self) -> Vec<String> {
+        self.order
+            .iter()
+            .map(|kind| {
+                let frames = &self.per_layout[kind];
+                let col = |f: fn(&FrameSplit) -> f32| percentiles(frames.iter().map(f).collect());
+                let (f50, f99, _) = col(|s| s.frame_ms);
+                let (s50, _, _) = col(|s| s.simulate_ms);
+                let (g50, _, _) = col(|s| s.gather_ms);
+                let (u50, _, _) = col(|s| s.upload_ms);
+                format!(
+                    "{:<16} {:>6} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {s50:8.3} ms  gather p50 {g50:7.3} ms  upload p50 {u50:7.3} ms  rest p50 {:8.3} ms",
+                    kind.name(),
+                    frames.len(),
+                    (f50 - s50 - g50 - u50).max(0.0),
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_keeps_a_bounded_window() {
+        let mut s = Series::default();
+        for i in 0..5000 {
+            s.push(i as f64 * 0.001, i as f32);
+        }
+        assert!(s.points().count() <= CAPACITY);
+        assert_eq!(s.last(), 4999.0);
+        let (p50, p99, max) = s.summary();
+        assert!(p50 < p99 && p99 <= max && max == 4999.0);
+    }
+}

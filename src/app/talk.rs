@@ -1,0 +1,241 @@
+//! TalkPlugin: what makes the app drivable without a mouse: keys for the stage, and `--script`,
+//! `--frames` and `--screenshot` for tests and hands-free talks. Also the orderly exit: pending
+//! screenshots are written, then the summary is printed, then the app exits.
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
+
+use entity_layouts::LayoutKind;
+use entity_layouts::script::{Action, ScriptRunner};
+
+use super::sim::{Sim, SimSet};
+use super::stats::FrameStats;
+use super::{ShotTarget, UiState};
+
+#[derive(Resource)]
+pub struct Talk {
+    pub script: Option<ScriptRunner>,
+    /// Exit after this many frames.
+    pub frames: Option<u64>,
+    /// Saved just before exiting.
+    pub final_screenshot: Option<PathBuf>,
+    frame: u64,
+    pending_shots: usize,
+    requested_shots: Vec<PathBuf>,
+    failed_shots: Vec<PathBuf>,
+    exiting: Option<u64>,
+}
+
+impl Talk {
+    pub fn new(
+        script: Option<ScriptRunner>,
+        frames: Option<u64>,
+        screenshot: Option<PathBuf>,
+    ) -> Self {
+        Self {
+            script,
+            frames,
+            final_screenshot: screenshot,
+            frame: 0,
+            pending_shots: 0,
+            requested_shots: Vec::new(),
+            failed_shots: Vec::new(),
+            exiting: None,
+        }
+    }
+}
+
+pub struct TalkPlugin;
+
+impl Plugin for TalkPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Update, (keys, run_script).chain().in_set(SimSet::Requests))
+            .add_systems(Last, finish);
+    }
+}
+
+fn keys(
+    input: Res<ButtonInput<KeyCode>>,
+    mut sim: ResMut<Sim>,
+    mut ui_state: ResMut<UiState>,
+    mut windows: Query<&mut Window, With<PrimaryWindow>>,
+) {
+    const DIGITS: [KeyCode; 9] = [
+        KeyCode::Digit1,
+        KeyCode::Digit2,
+        KeyCode::Digit3,
+        KeyCode::Digit4,
+        KeyCode::Digit5,
+        KeyCode::Digit6,
+        KeyCode::Digit7,
+        KeyCode::Digit8,
+        KeyCode::Digit9,
+    ];
+    for (key, kind) in DIGITS.iter().zip(LayoutKind::ALL) {
+        if input.just_pressed(*key) {
+            sim.set_layout(kind);
+        }
+    }
+    let target = sim.driver.target();
+    if input.just_pressed(KeyCode::ArrowUp) {
+        let n = (target.max(500) * 2).min(entity_layouts::driver::APP_MAX_ENTITIES);
+        if sim.set_count(n) {
+            ui_state.count_slider = n;
+        }
+    }
+    if input.just_pressed(KeyCode::ArrowDown) {
+        let n = (target / 2).max(1_000);
+        if sim.set_count(n) {
+            ui_state.count_slider = n;
+        }
+    }
+    if input.just_pressed(KeyCode::Space) {
+        sim.driver.paused = !sim.driver.paused;
+    }
+    if input.just_pressed(KeyCode::KeyH) {
+        ui_state.panel_visible = !ui_state.panel_visible;
+    }
+    if input.just_pressed(KeyCode::KeyF) {
+        for mut window in windows.iter_mut() {
+            window.mode = match window.mode {
+                WindowMode::Windowed => WindowMode::BorderlessFullscreen(MonitorSelection::Current),
+                _ => WindowMode::Windowed,
+            };
+        }
+    }
+}
+
+fn run_script(
+    mut commands: Commands,
+    mut talk: ResMut<Talk>,
+    mut sim: ResMut<Sim>,
+    mut ui_state: ResMut<UiState>,
+    shot_target: Res<ShotTarget>,
+) {
+    if talk.exiting.is_some() {
+        return;
+    }
+    let Some(runner) = talk.script.as_mut() else {
+        return;
+    };
+    for action in runner.due() {
+        match action {
+            Action::Layout(kind) => {
+                sim.set_layout(kind);
+            }
+            Action::Count(n) => {
+                if sim.set_count(n) {
+                    ui_state.count_slider = n;
+                }
+            }
+            Action::Threads(threads) => sim.set_threads(threads),
+            Action::Churn(n) => {
+                sim.set_churn(n);
+            }
+            Action::Pause(p) => sim.driver.paused = p,
+            Action::Wait(_) => {}
+            Action::Screenshot(path) => {
+                take_screenshot(&mut commands, &mut talk, &shot_target, path)
+            }
+            Action::Exit => {
+                begin_exit(&mut talk, &mut sim, &mut commands, &shot_target);
+                return;
+            }
+        }
+    }
+}
+
+fn take_screenshot(commands: &mut Commands, talk: &mut Talk, target: &ShotTarget, path: PathBuf) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!(
+            "error: cannot create the folder for screenshot {}: {e}",
+            path.display()
+        );
+        talk.failed_shots.push(path);
+        return;
+    }
+    // A stale file from an earlier run must not pass for this one.
+    let _ = std::fs::remove_file(&path);
+    talk.pending_shots += 1;
+    let screenshot = match &target.0 {
+        Some(image) => Screenshot::image(image.clone()),
+        None => Screenshot::primary_window(),
+    };
+    talk.requested_shots.push(path.clone());
+    commands
+        .spawn(screenshot)
+        .observe(save_to_disk(path))
+        .observe(|_: On<ScreenshotCaptured>, mut talk: ResMut<Talk>| {
+            talk.pending_shots = talk.pending_shots.saturating_sub(1);
+        });
+}
+
+fn begin_exit(talk: &mut Talk, sim: &mut Sim, commands: &mut Commands, target: &ShotTarget) {
+    // From here on the state is final: the summary's checksum is what a replay computes.
+    sim.frozen = true;
+    talk.exiting = Some(talk.frame);
+    if let Some(path) = talk.final_screenshot.take() {
+        take_screenshot(commands, talk, target, path);
+    }
+}
+
+/// Frames to wait for screenshots before giving up on them.
+const SHOT_TIMEOUT_FRAMES: u64 = 600;
+
+fn finish(
+    mut commands: Commands,
+    mut talk: ResMut<Talk>,
+    mut sim: ResMut<Sim>,
+    stats: Res<FrameStats>,
+    shot_target: Res<ShotTarget>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    talk.frame += 1;
+    let frames_done = talk.frames.is_some_and(|k| talk.frame >= k);
+    if talk.exiting.is_none() && frames_done {
+        begin_exit(&mut talk, &mut sim, &mut commands, &shot_target);
+    }
+    let Some(since) = talk.exiting else {
+        return;
+    };
+    let timed_out = talk.frame - since > SHOT_TIMEOUT_FRAMES;
+    if talk.pending_shots > 0 && !timed_out {
+        return;
+    }
+    // Saving happens in Bevy's own observer; check the files once every capture has arrived.
+    let missing: Vec<PathBuf> = talk
+        .requested_shots
+        .iter()
+        .filter(|p| !p.is_file())
+        .cloned()
+        .collect();
+    talk.failed_shots.extend(missing);
+    println!("summary per layout used:");
+    for line in stats.summary_lines() {
+        println!("  {line}");
+    }
+    let swarm = &sim.driver.swarm;
+    println!(
+        "final: {} entities, layout {}, {} frames simulated, checksum {:016x}",
+        swarm.len(),
+        swarm.kind(),
+        sim.driver.frame(),
+        swarm.checksum()
+    );
+    if timed_out || !talk.failed_shots.is_empty() {
+        for path in &talk.failed_shots {
+            eprintln!("error: screenshot {} was not written", path.display());
+        }
+        if timed_out {
+            eprintln!("error: {} screenshot(s) never arrived", talk.pending_shots);
+        }
+        exit.write(AppExit::from_code(1));
+    } else {
+        exit.write(AppExit::Success);
+    }
+}

@@ -1,0 +1,197 @@
+//! The real app under Xvfb with Mesa's software Vulkan (how Bevy's own CI runs its examples):
+//! a script visits every layout at 100k entities, takes screenshots and exits. Asserts the exit
+//! code, that every screenshot shows dots over the world area and the panel (pixel statistics,
+//! not a golden image), and that the final checksum equals a windowless replay of the same
+//! script through the core. Without a display or a Vulkan driver the test is skipped with the
+//! reason; under CI=true a skip is a failure.
+#![cfg(feature = "app")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use entity_layouts::LayoutKind;
+use entity_layouts::script::{parse, replay};
+
+const COUNT: usize = 100_000;
+const SEED: u64 = 7;
+
+fn skip_or_fail(reason: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("the app test cannot run under CI: {reason}");
+    }
+    eprintln!("skipping the app test: {reason}");
+}
+
+fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Share of pixels in a rectangle that are not the clear color, and how many distinct colors.
+fn region_stats(png_path: &Path, x0: f32, x1: f32) -> (f64, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let channels = info.line_size / w;
+    let mut lit = 0usize;
+    let mut total = 0usize;
+    let mut colors = std::collections::HashSet::new();
+    for y in 0..h {
+        for x in (x0 * w as f32) as usize..(x1 * w as f32) as usize {
+            let p = &buf[y * info.line_size + x * channels..][..3];
+            total += 1;
+            // The clear color is (8, 10, 15)-ish after sRGB; anything brighter is drawn.
+            if p.iter().map(|&c| u32::from(c)).sum::<u32>() > 90 {
+                lit += 1;
+                colors.insert([p[0] >> 3, p[1] >> 3, p[2] >> 3]);
+            }
+        }
+    }
+    (lit as f64 / total.max(1) as f64, colors.len())
+}
+
+#[test]
+fn the_app_visits_every_layout_and_ends_where_the_core_does() {
+    if !have("xvfb-run") {
+        return skip_or_fail("xvfb-run is not installed (Debian package xvfb)");
+    }
+    if !Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").exists()
+        && !Path::new("/usr/share/vulkan/icd.d").is_dir()
+    {
+        return skip_or_fail("no Vulkan driver is installed (Debian package mesa-vulkan-drivers)");
+    }
+    let dir = std::env::temp_dir().join(format!("entity-layouts-app-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut script =
+        String::from("# every layout at 100k, with churn and both thread settings\nchurn 500\n");
+    let mut shots: Vec<PathBuf> = Vec::new();
+    for (i, kind) in LayoutKind::ALL.iter().enumerate() {
+        let shot = dir.join(format!("{kind}.png"));
+        script.push_str(&format!(
+            "layout {kind}\nthreads {}\nwait 3\nscreenshot {}\nwait 2\n",
+            if i % 2 == 0 { "1" } else { "all" },
+            shot.display()
+        ));
+        shots.push(shot);
+    }
+    script.push_str("exit\n");
+    let script_path = dir.join("tour.script");
+    std::fs::write(&script_path, &script).unwrap();
+
+    let started = Instant::now();
+    let out = Command::new("timeout")
+        .args(["600", "xvfb-run", "-a", "-s", "-screen 0 1280x720x24"])
+        .arg(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args([
+            "--layout",
+            "soa",
+            "--count",
+            &COUNT.to_string(),
+            "--seed",
+            &SEED.to_string(),
+        ])
+        .arg("--script")
+        .arg(&script_path)
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .expect("xvfb-run starts");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter was found") {
+        return skip_or_fail(&format!("no Vulkan adapter under Xvfb: {stderr}"));
+    }
+    assert!(
+        out.status.success(),
+        "app exited with {:?} after {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status,
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(600));
+
+    let final_line = stdout
+        .lines()
+        .find(|l| l.starts_with("final: "))
+        .unwrap_or_else(|| panic!("no final line in:\n{stdout}"));
+    let checksum = final_line.rsplit(' ').next().unwrap();
+    let expected = replay(parse(&script).unwrap(), LayoutKind::Soa, SEED, COUNT).unwrap();
+    assert_eq!(
+        checksum,
+        format!("{:016x}", expected.swarm.checksum()),
+        "the app's final state differs from the core's replay: {final_line}"
+    );
+    assert!(
+        final_line.contains(&format!("{COUNT} entities")),
+        "{final_line}"
+    );
+    for kind in LayoutKind::ALL {
+        assert!(
+            stdout.contains(&format!("  {}", kind.name())),
+            "no summary row for {kind}:\n{stdout}"
+        );
+    }
+
+    for shot in &shots {
+        assert!(shot.is_file(), "{} was not written", shot.display());
+        // The panel: the left quarter is mostly panel background and text, not the clear color.
+        let (panel_lit, panel_colors) = region_stats(shot, 0.0, 0.2);
+        assert!(
+            panel_lit > 0.5 && panel_colors > 4,
+            "{}: panel {panel_lit:.3} lit, {panel_colors} colors",
+            shot.display()
+        );
+        // The world: right of the panel, dots in several colors over a dark background.
+        let (world_lit, world_colors) = region_stats(shot, 0.4, 1.0);
+        assert!(
+            (0.02..0.95).contains(&world_lit) && world_colors > 8,
+            "{}: world area {world_lit:.3} lit, {world_colors} colors",
+            shot.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_options_exit_2_before_a_window_opens() {
+    let bin = env!("CARGO_BIN_EXE_entity-layouts");
+    for (args, needle) in [
+        (vec!["--layout", "octree"], "accepted: ecs-table"),
+        (vec!["--count", "20000000"], "0 to 10000000"),
+        (vec!["--churn", "-3"], "0 to 100000"),
+        (vec!["--threads", "8"], "1 or all"),
+        (
+            vec!["--script", "/nonexistent/talk.script"],
+            "cannot read script",
+        ),
+        (vec!["--screenshot", "shot.jpg"], ".png"),
+        (vec!["--size", "10x10"], "WIDTHxHEIGHT"),
+    ] {
+        let out = Command::new(bin).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let dir = std::env::temp_dir().join(format!("entity-layouts-badscript-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("bad.script");
+    std::fs::write(&script, "count 1000\nwait 2\nlayout linked-list\n").unwrap();
+    let out = Command::new(bin)
+        .arg("--script")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 3") && err.contains("linked-list"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
