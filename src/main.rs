@@ -35,13 +35,13 @@ struct AppArgs {
     #[arg(long, default_value = "ecs-table")]
     layout: String,
     /// Entities to start with, 0 to 10,000,000 (1e6 and 100_000 work too).
-    #[arg(long, default_value = "100000")]
+    #[arg(long, default_value = "100000", allow_hyphen_values = true)]
     count: String,
     /// 1 or all.
     #[arg(long, default_value = "1")]
     threads: String,
     /// Spawns and removals per frame, 0 to 100,000.
-    #[arg(long, default_value = "0")]
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
     churn: String,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bevy::app::ScheduleRunnerPlugin;
+use bevy::app::{ScheduleRunnerPlugin, TaskPoolOptions, TaskPoolThreadAssignmentPolicy};
 use bevy::camera::RenderTarget;
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
 use bevy::log::{Level, LogPlugin};
@@ -96,6 +96,7 @@ pub fn run(options: AppOptions) -> ExitCode {
         ..default()
     };
     let plugins = DefaultPlugins
+        .set(all_cores_compute())
         .set(WindowPlugin {
             primary_window: (!options.headless).then_some(window),
             exit_condition: if options.headless {
@@ -156,6 +157,29 @@ pub fn run(options: AppOptions) -> ExitCode {
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(code) => ExitCode::from(code.get()),
+    }
+}
+
+/// Bevy's default gives the compute pool what IO and async compute leave over (one thread on a
+/// 2-core laptop, 8 of 16 on a server); `Threads::All` means every core, so give it all of them
+/// and one thread each to the mostly idle IO and async pools.
+fn all_cores_compute() -> TaskPoolPlugin {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one = || TaskPoolThreadAssignmentPolicy {
+        min_threads: 1,
+        max_threads: 1,
+        percent: 0.0,
+        on_thread_spawn: None,
+        on_thread_destroy: None,
+    };
+    TaskPoolPlugin {
+        task_pool_options: TaskPoolOptions {
+            min_total_threads: cores + 2,
+            max_total_threads: cores + 2,
+            io: one(),
+            async_compute: one(),
+            ..default()
+        },
     }
 }
 

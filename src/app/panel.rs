@@ -46,14 +46,39 @@ fn ms_color(ms: f32) -> Color32 {
 
 /// `12,345` -> `12.3k`, `5,412,169` -> `5.41M`: readable from the back of a room.
 fn count_label(n: usize) -> String {
-    let v = n as f64;
-    match n {
-        n if n >= 1_000_000 => format!("{:.3}M", v / 1e6)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string(),
-        n if n >= 1_000 => format!("{:.1}k", v / 1e3).replace(".0k", "k"),
-        n => n.to_string(),
+    let (value, unit) = match n {
+        n if n >= 1_000_000 => (n as f64 / 1e6, "M"),
+        n if n >= 1_000 => (n as f64 / 1e3, "k"),
+        n => return n.to_string(),
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{value:.digits$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_label;
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(count_label(10_000_000), "10M");
+        assert_eq!(count_label(5_412_169), "5.41M");
+        assert_eq!(count_label(308_263), "308k");
+        assert_eq!(count_label(12_345), "12.3k");
+        assert_eq!(count_label(100_000), "100k");
+        assert_eq!(count_label(999), "999");
     }
 }
 
@@ -207,7 +232,11 @@ fn controls(
 }
 
 fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
-    let simulate = stats.simulate.summary().0;
+    // The active layout's steady frames only, so a switch shows the new layout's cost at once.
+    let simulate = stats
+        .scoreboard
+        .get(&sim.driver.swarm.kind())
+        .map_or(stats.simulate.last(), |s| s.summary().0);
     let n = sim.driver.swarm.len();
     ui.label(
         RichText::new(format!("simulate {simulate:.2} ms"))
@@ -305,7 +334,8 @@ fn scoreboard(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
         .iter()
         .enumerate()
         .map(|(i, (kind, ms))| {
-            Bar::new(i as f64, f64::from(*ms))
+            // Fastest on top, in the order of the list below.
+            Bar::new(-(i as f64), f64::from(*ms))
                 .name(kind.name())
                 .fill(ms_color(*ms))
         })

@@ -11,7 +11,7 @@
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use bevy::asset::{embedded_asset, load_embedded_asset};
@@ -54,6 +54,17 @@ impl Default for PointsView {
     }
 }
 
+/// Set by the render world once it has drawn the points: screenshots before that would show an
+/// empty window.
+#[derive(Resource, Clone, Default)]
+pub struct RenderReady(Arc<AtomicBool>);
+
+impl RenderReady {
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// The last upload's duration, written by the render world, read by the main world.
 #[derive(Resource, Clone, Default)]
 pub struct UploadClock(Arc<AtomicU64>);
@@ -70,14 +81,17 @@ impl Plugin for PointsRenderPlugin {
     fn build(&self, app: &mut App) {
         embedded_asset!(app, "points.wgsl");
         let clock = UploadClock::default();
+        let ready = RenderReady::default();
         app.init_resource::<GatheredPoints>()
             .init_resource::<PointsView>()
-            .insert_resource(clock.clone());
+            .insert_resource(clock.clone())
+            .insert_resource(ready.clone());
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
         render_app
             .insert_resource(clock)
+            .insert_resource(ready)
             .init_resource::<RenderPoints>()
             .add_systems(RenderStartup, init_points_pipeline)
             .add_systems(ExtractSchedule, extract_points)
@@ -242,6 +256,7 @@ fn prepare_points(
 
 fn points_pass(
     view: ViewQuery<&ViewTarget>,
+    ready: Res<RenderReady>,
     points: Res<PointsPipeline>,
     render: Res<RenderPoints>,
     cache: Res<PipelineCache>,
@@ -274,4 +289,5 @@ fn points_pass(
     pass.set_bind_group(0, bind_group, &[]);
     pass.set_vertex_buffer(0, buffer.slice(..));
     pass.draw(0..4, 0..points.drawn);
+    ready.0.store(true, Ordering::Relaxed);
 }

@@ -11,6 +11,7 @@ use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 use entity_layouts::LayoutKind;
 use entity_layouts::script::{Action, ScriptRunner};
 
+use super::render::RenderReady;
 use super::sim::{Sim, SimSet};
 use super::stats::FrameStats;
 use super::{ShotTarget, UiState};
@@ -24,6 +25,9 @@ pub struct Talk {
     pub final_screenshot: Option<PathBuf>,
     frame: u64,
     pending_shots: usize,
+    /// Asked for before the first frame with dots was drawn; taken once it has been.
+    deferred_shots: Vec<PathBuf>,
+    frames_since_ready: u64,
     requested_shots: Vec<PathBuf>,
     failed_shots: Vec<PathBuf>,
     exiting: Option<u64>,
@@ -41,6 +45,8 @@ impl Talk {
             final_screenshot: screenshot,
             frame: 0,
             pending_shots: 0,
+            deferred_shots: Vec::new(),
+            frames_since_ready: 0,
             requested_shots: Vec::new(),
             failed_shots: Vec::new(),
             exiting: None,
@@ -161,6 +167,10 @@ fn take_screenshot(commands: &mut Commands, talk: &mut Talk, target: &ShotTarget
     }
     // A stale file from an earlier run must not pass for this one.
     let _ = std::fs::remove_file(&path);
+    if talk.frames_since_ready < FRAMES_AFTER_READY {
+        talk.deferred_shots.push(path);
+        return;
+    }
     talk.pending_shots += 1;
     let screenshot = match &target.0 {
         Some(image) => Screenshot::image(image.clone()),
@@ -184,6 +194,10 @@ fn begin_exit(talk: &mut Talk, sim: &mut Sim, commands: &mut Commands, target: &
     }
 }
 
+/// Frames after the first drawn one before screenshots are taken: egui's and our pipelines
+/// compile asynchronously, and the first presented frames can miss either.
+const FRAMES_AFTER_READY: u64 = 3;
+
 /// Frames to wait for screenshots before giving up on them.
 const SHOT_TIMEOUT_FRAMES: u64 = 600;
 
@@ -193,9 +207,18 @@ fn finish(
     mut sim: ResMut<Sim>,
     stats: Res<FrameStats>,
     shot_target: Res<ShotTarget>,
+    ready: Res<RenderReady>,
     mut exit: MessageWriter<AppExit>,
 ) {
     talk.frame += 1;
+    if ready.get() {
+        talk.frames_since_ready += 1;
+    }
+    if talk.frames_since_ready >= FRAMES_AFTER_READY {
+        for path in std::mem::take(&mut talk.deferred_shots) {
+            take_screenshot(&mut commands, &mut talk, &shot_target, path);
+        }
+    }
     let frames_done = talk.frames.is_some_and(|k| talk.frame >= k);
     if talk.exiting.is_none() && frames_done {
         begin_exit(&mut talk, &mut sim, &mut commands, &shot_target);
@@ -204,7 +227,7 @@ fn finish(
         return;
     };
     let timed_out = talk.frame - since > SHOT_TIMEOUT_FRAMES;
-    if talk.pending_shots > 0 && !timed_out {
+    if (talk.pending_shots > 0 || !talk.deferred_shots.is_empty()) && !timed_out {
         return;
     }
     // Saving happens in Bevy's own observer; check the files once every capture has arrived.
@@ -232,7 +255,10 @@ fn finish(
             eprintln!("error: screenshot {} was not written", path.display());
         }
         if timed_out {
-            eprintln!("error: {} screenshot(s) never arrived", talk.pending_shots);
+            eprintln!(
+                "error: {} screenshot(s) never arrived",
+                talk.pending_shots + talk.deferred_shots.len()
+            );
         }
         exit.write(AppExit::from_code(1));
     } else {
