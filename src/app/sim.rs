@@ -13,7 +13,7 @@ use entity_layouts::threads::Threads;
 use entity_layouts::{LayoutKind, SimError};
 
 use super::render::{GatheredPoints, UploadClock};
-use super::stats::{FrameSplit, FrameStats};
+use super::stats::{FrameSplit, FrameStats, Setting};
 
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SimSet {
@@ -211,10 +211,10 @@ fn record_frame(
     };
     // Frames spent spawning or paused say nothing about a layout's steady cost.
     let steady = !sim.growing() && !sim.driver.paused && frame_ms > 0.0;
-    stats.record(
-        time.elapsed_secs_f64(),
-        sim.driver.swarm.kind(),
-        split,
-        steady,
-    );
+    let setting = Setting {
+        kind: sim.driver.swarm.kind(),
+        threads: sim.driver.threads,
+        count: sim.driver.swarm.len(),
+    };
+    stats.record(time.elapsed_secs_f64(), setting, split, steady);
 }

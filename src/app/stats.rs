@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use bevy::prelude::Resource;
 
 use entity_layouts::LayoutKind;
+use entity_layouts::threads::Threads;
 
 /// The last `CAPACITY` samples of one quantity, in ms, with the time they were taken.
 #[derive(Clone, Debug, Default)]
@@ -71,52 +72,71 @@ pub struct FrameStats {
     pub frame: Series,
     pub simulate: Series,
     pub gather_upload: Series,
-    /// Every layout's frames since start (for the exit summary), capped per layout.
-    pub per_layout: HashMap<LayoutKind, Vec<FrameSplit>>,
-    /// Layouts in the order they were first used.
-    pub order: Vec<LayoutKind>,
+    /// Everything else in the frame: rendering, egui, Bevy's own systems, presenting.
+    pub rest: Series,
+    /// Steady frames since start per (layout, threads, entity count), for the exit summary.
+    pub per_setting: HashMap<Setting, Vec<FrameSplit>>,
+    /// Settings in the order they were first used.
+    pub order: Vec<Setting>,
     /// Simulate ms per layout at the current count: the scoreboard. Cleared when the count,
     /// thread setting or churn changes, since the numbers would no longer compare.
     pub scoreboard: HashMap<LayoutKind, Series>,
 }
 
-const PER_LAYOUT_CAP: usize = 100_000;
+/// What a summary row is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Setting {
+    pub kind: LayoutKind,
+    pub threads: Threads,
+    pub count: usize,
+}
+
+const PER_SETTING_CAP: usize = 100_000;
 
 impl FrameStats {
-    pub fn record(&mut self, t: f64, kind: LayoutKind, split: FrameSplit, scoreboard: bool) {
+    /// Records a frame; `steady` frames (not spawning, not paused) also count for the
+    /// scoreboard and the exit summary.
+    pub fn record(&mut self, t: f64, setting: Setting, split: FrameSplit, steady: bool) {
         self.frame.push(t, split.frame_ms);
         self.simulate.push(t, split.simulate_ms);
         self.gather_upload
             .push(t, split.gather_ms + split.upload_ms);
-        if !self.order.contains(&kind) {
-            self.order.push(kind);
+        self.rest.push(
+            t,
+            (split.frame_ms - split.simulate_ms - split.gather_ms - split.upload_ms).max(0.0),
+        );
+        if !steady {
+            return;
         }
-        let all = self.per_layout.entry(kind).or_default();
-        if all.len() < PER_LAYOUT_CAP {
+        if !self.order.contains(&setting) {
+            self.order.push(setting);
+        }
+        let all = self.per_setting.entry(setting).or_default();
+        if all.len() < PER_SETTING_CAP {
             all.push(split);
         }
-        if scoreboard {
-            self.scoreboard
-                .entry(kind)
-                .or_default()
-                .push(t, split.simulate_ms);
-        }
+        self.scoreboard
+            .entry(setting.kind)
+            .or_default()
+            .push(t, split.simulate_ms);
     }
 
-    /// The exit summary: frame p50/p99 and the split per layout used.
+    /// The exit summary: frame p50/p99 and the split per layout, threads and count used.
     pub fn summary_lines(&self) -> Vec<String> {
         self.order
             .iter()
-            .map(|kind| {
-                let frames = &self.per_layout[kind];
+            .map(|setting| {
+                let frames = &self.per_setting[setting];
                 let col = |f: fn(&FrameSplit) -> f32| percentiles(frames.iter().map(f).collect());
                 let (f50, f99, _) = col(|s| s.frame_ms);
                 let (s50, _, _) = col(|s| s.simulate_ms);
                 let (g50, _, _) = col(|s| s.gather_ms);
                 let (u50, _, _) = col(|s| s.upload_ms);
                 format!(
-                    "{:<16} {:>6} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {s50:8.3} ms  gather p50 {g50:7.3} ms  upload p50 {u50:7.3} ms  rest p50 {:8.3} ms",
-                    kind.name(),
+                    "{:<16} threads={:<3} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {s50:8.3} ms  gather p50 {g50:7.3} ms  upload p50 {u50:7.3} ms  rest p50 {:8.3} ms",
+                    setting.kind.name(),
+                    setting.threads.name(),
+                    setting.count,
                     frames.len(),
                     (f50 - s50 - g50 - u50).max(0.0),
                 )

@@ -2,6 +2,10 @@
 //! components, up to 13 of them in combination), iterated by one ordinary `Query`. Bevy has no
 //! fixed-size chunks: each archetype has its own table, so A archetypes are A contiguous runs of
 //! 500,000 / A entities, the JS study's "A contiguous chunks".
+//!
+//! Control: the same split without Bevy, A chunks of plain SoA vectors iterated one after the
+//! other, which separates the memory effect of fragmentation from the per-archetype cost of the
+//! query.
 
 use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::world::EntityWorldMut;
@@ -11,7 +15,7 @@ use super::record::{Record, find};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
 use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
-use crate::workload::{Dt, move_one, spawn_range};
+use crate::workload::{Dt, EntityState, move_one, spawn_range};
 
 pub struct Fragmentation;
 
@@ -42,6 +46,43 @@ fn insert_marker(entity: &mut EntityWorldMut, bit: u8) {
         11 => entity.insert(Marker::<11>),
         _ => entity.insert(Marker::<12>),
     };
+}
+
+/// One chunk of the control: its own four vectors.
+struct Chunk {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    vx: Vec<f32>,
+    vy: Vec<f32>,
+}
+
+/// Entity i goes to chunk i % A, as in the ECS split.
+fn soa_chunks(states: &[EntityState<f32>], archetypes: usize) -> Vec<Chunk> {
+    (0..archetypes)
+        .map(|a| {
+            let mine = || states.iter().skip(a).step_by(archetypes);
+            Chunk {
+                x: mine().map(|s| s.x).collect(),
+                y: mine().map(|s| s.y).collect(),
+                vx: mine().map(|s| s.vx).collect(),
+                vy: mine().map(|s| s.vy).collect(),
+            }
+        })
+        .collect()
+}
+
+fn chunks_pass(cfg: &BenchConfig, mut chunks: Vec<Chunk>, dt: f32) -> super::harness::Stats {
+    measure(&cfg.method, || {
+        for c in chunks.iter_mut() {
+            let rows =
+                c.x.iter_mut()
+                    .zip(c.y.iter_mut())
+                    .zip(c.vx.iter().zip(&c.vy));
+            for ((x, y), (&vx, &vy)) in rows {
+                (*x, *y) = move_one(*x, *y, vx, vy, dt);
+            }
+        }
+    })
 }
 
 impl Experiment for Fragmentation {
@@ -86,44 +127,67 @@ impl Experiment for Fragmentation {
                 (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
             });
         });
-        let rec = Record::new(NAME, "ecs-table", "f32", n).param(cell);
-        Ok(vec![
-            rec.clone().with("pass_ms", "ms", stats),
-            rec.with("ns_per_entity", "ns", stats.scaled(1e6 / n as f64)),
-        ])
+        let chunks = soa_chunks(&states, archetypes);
+        let mut out = Vec::new();
+        for (layout, stats) in [
+            ("ecs-table", stats),
+            ("soa-chunks", chunks_pass(cfg, chunks, dt)),
+        ] {
+            let rec = Record::new(NAME, layout, "f32", n).param(cell);
+            out.push(rec.clone().with("pass_ms", "ms", stats));
+            out.push(rec.with("ns_per_entity", "ns", stats.scaled(1e6 / n as f64)));
+        }
+        Ok(out)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let n = cfg.pick(500_000, 50_000);
-        let one = find(mine, "", "", "", 0, "archetypes=1", "ns_per_entity").map(|r| r.p50);
+        let ns = |layout: &str, a: usize| {
+            find(
+                mine,
+                layout,
+                "",
+                "",
+                0,
+                &format!("archetypes={a}"),
+                "ns_per_entity",
+            )
+            .map(|r| r.p50)
+        };
+        let vs_one = |layout: &str, a: usize| match (ns(layout, a), ns(layout, 1)) {
+            (Some(v), Some(o)) => format!("{} ({:+.0}%)", fmt_num(v), (v / o - 1.0) * 100.0),
+            _ => "-".into(),
+        };
         let rows: Vec<Vec<String>> = ARCHETYPES
             .iter()
-            .filter_map(|a| {
-                let param = format!("archetypes={a}");
-                let ns = find(mine, "", "", "", 0, &param, "ns_per_entity")?;
-                let ms = find(mine, "", "", "", 0, &param, "pass_ms")?;
-                Some(vec![
-                    fmt_count(*a as u64),
+            .map(|&a| {
+                let per_archetype = match (ns("ecs-table", a), ns("ecs-table", 1)) {
+                    (Some(v), Some(o)) if a > 1 && v > o => {
+                        format!("{} ns", fmt_num((v - o) * n as f64 / a as f64))
+                    }
+                    (Some(_), Some(_)) if a > 1 => "none measurable".into(),
+                    _ => "-".into(),
+                };
+                vec![
+                    fmt_count(a as u64),
                     fmt_count((n / a) as u64),
-                    fmt_num(ms.p50),
-                    fmt_num(ns.p50),
-                    one.map_or("-".into(), |o| {
-                        format!("{:+.0}%", (ns.p50 / o - 1.0) * 100.0)
-                    }),
-                ])
+                    vs_one("ecs-table", a),
+                    per_archetype,
+                    vs_one("soa-chunks", a),
+                ]
             })
             .collect();
         format!(
-            "{n} entities with Position + Velocity (+ markers), one `Query<(&mut Position, &Velocity)>` move pass, f32. JS study: {} ns per entity in one chunk, {} ns in 8,192 chunks of 61 (+26%).\n\n{}",
+            "{n} entities with Position + Velocity (+ markers), one move pass, f32; ns per entity. Bevy: one `Query<(&mut Position, &Velocity)>` over A tables; control: A chunks of plain SoA vectors. JS study: {} ns per entity in one chunk, {} ns in 8,192 chunks of 61 (+26%).\n\n{}",
             studies::JS_FRAG_NS_1,
             studies::JS_FRAG_NS_8192,
             table(
                 &[
                     "archetypes",
                     "entities each",
-                    "ms per pass",
-                    "ns per entity",
-                    "vs 1 archetype"
+                    "Bevy ns/entity (vs 1)",
+                    "Bevy extra per archetype",
+                    "plain SoA chunks ns/entity (vs 1)",
                 ],
                 &rows
             )

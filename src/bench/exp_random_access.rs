@@ -3,6 +3,11 @@
 //! boxed objects add a dependent pointer load. Beside them, a `HashMap` id -> object against
 //! `Vec` indexing (the JS study's `Map` vs `a[id]`), and Bevy's `Query::get` and `World::get` on
 //! the core's ECS layout (8 fields).
+//!
+//! A control for the suspected cause of SoA's loss here: the same SoA and AoS lookups with the
+//! storage on 2 MiB transparent huge pages (`MADV_HUGEPAGE`). An SoA lookup touches F pages, an
+//! AoS lookup one; with 4 KiB pages (x86 Linux; the JS study's M3 has 16 KiB) F columns of 8 MB
+//! overrun the TLB's reach, and every field of a lookup pays a page walk.
 
 use std::collections::HashMap;
 
@@ -35,6 +40,10 @@ fn random_ids(n: usize) -> Vec<usize> {
 
 fn soa<const F: usize>(n: usize, ids: &[usize], cfg: &BenchConfig) -> Stats {
     let columns: [Vec<f64>; F] = std::array::from_fn(|f| (0..n).map(|i| value(i, f)).collect());
+    soa_lookups::<F>(std::array::from_fn(|f| columns[f].as_slice()), ids, cfg)
+}
+
+fn soa_lookups<const F: usize>(columns: [&[f64]; F], ids: &[usize], cfg: &BenchConfig) -> Stats {
     measure(&cfg.method, || {
         let mut sum = 0.0;
         for &id in ids {
@@ -50,6 +59,10 @@ fn aos<const F: usize>(n: usize, ids: &[usize], cfg: &BenchConfig) -> Stats {
     let rows: Vec<[f64; F]> = (0..n)
         .map(|i| std::array::from_fn(|f| value(i, f)))
         .collect();
+    aos_lookups(&rows, ids, cfg)
+}
+
+fn aos_lookups<const F: usize>(rows: &[[f64; F]], ids: &[usize], cfg: &BenchConfig) -> Stats {
     measure(&cfg.method, || {
         let mut sum = 0.0;
         for &id in ids {
@@ -70,6 +83,54 @@ fn boxed<const F: usize>(n: usize, ids: &[usize], cfg: &BenchConfig) -> Stats {
         }
         std::hint::black_box(sum);
     })
+}
+
+/// `len` doubles in an anonymous mapping advised onto transparent huge pages, filled by `fill`.
+fn huge_doubles(len: usize, fill: impl Fn(usize) -> f64) -> Result<memmap2::MmapMut, BenchError> {
+    let fail = |e: std::io::Error| BenchError::Worker {
+        experiment: NAME.into(),
+        cell: "huge pages".into(),
+        reason: e.to_string(),
+    };
+    let mut map = memmap2::MmapMut::map_anon(len * 8).map_err(fail)?;
+    map.advise(memmap2::Advice::HugePage).map_err(fail)?;
+    for (i, v) in bytemuck::cast_slice_mut::<u8, f64>(&mut map)
+        .iter_mut()
+        .enumerate()
+    {
+        *v = fill(i);
+    }
+    Ok(map)
+}
+
+/// Bytes of this process's memory on transparent huge pages (Linux), to show the advice took.
+fn anon_huge_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("AnonHugePages:"))
+                .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// SoA and AoS lookups with the storage on huge pages; also returns the huge-page bytes in use.
+fn huge<const F: usize>(
+    n: usize,
+    ids: &[usize],
+    cfg: &BenchConfig,
+) -> Result<(Stats, Stats, u64), BenchError> {
+    let columns: Vec<memmap2::MmapMut> = (0..F)
+        .map(|f| huge_doubles(n, |i| value(i, f)))
+        .collect::<Result<_, _>>()?;
+    let slices: [&[f64]; F] = std::array::from_fn(|f| bytemuck::cast_slice::<u8, f64>(&columns[f]));
+    let soa = soa_lookups(slices, ids, cfg);
+    let soa_huge = anon_huge_bytes();
+    drop(columns);
+    let rows = huge_doubles(n * F, |k| value(k / F, k % F))?;
+    let aos = aos_lookups(bytemuck::cast_slice::<u8, [f64; F]>(&rows), ids, cfg);
+    Ok((soa, aos, soa_huge.max(anon_huge_bytes())))
 }
 
 /// The JS study's `Map` test at six fields: the same boxed objects found through a hash map.
@@ -160,6 +221,7 @@ impl Experiment for RandomAccess {
 
     fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         let mut cells: Vec<String> = WIDTHS.iter().map(|f| format!("fields={f}")).collect();
+        cells.extend(WIDTHS.iter().map(|f| format!("huge-pages:fields={f}")));
         cells.push("hashmap".into());
         cells.push("ecs".into());
         cells
@@ -176,6 +238,24 @@ impl Experiment for RandomAccess {
         };
         Ok(match cell {
             "hashmap" => vec![rec("hashmap-boxed", 6, hashmap(n, &ids, cfg))],
+            cell if cell.starts_with("huge-pages:") => {
+                let f: usize = cell
+                    .trim_start_matches("huge-pages:fields=")
+                    .parse()
+                    .unwrap_or(8);
+                let (soa, aos, huge_bytes) = with_width!(f, huge, n, &ids, cfg)?;
+                vec![
+                    rec("soa-huge-pages", f, soa),
+                    rec("aos-huge-pages", f, aos),
+                    Record::new(NAME, "soa-huge-pages", "f64", n)
+                        .param(format!("fields={f}"))
+                        .value(
+                            "anon_huge_pages_mib",
+                            "MiB",
+                            (huge_bytes as f64 / (1 << 20) as f64).max(f64::MIN_POSITIVE),
+                        ),
+                ]
+            }
             "ecs" => {
                 let (query, world) = ecs(n, &ids, cfg);
                 vec![
@@ -212,6 +292,7 @@ impl Experiment for RandomAccess {
             .iter()
             .map(|&f| {
                 let values = [ns("boxed", f), ns("soa", f), ns("aos", f)];
+                let huge = [ns("soa-huge-pages", f), ns("aos-huge-pages", f)];
                 let best = values
                     .iter()
                     .enumerate()
@@ -224,14 +305,35 @@ impl Experiment for RandomAccess {
                     cell(values[1]),
                     cell(values[2]),
                     best.into(),
+                    cell(huge[0]),
+                    cell(huge[1]),
                 ]
             })
             .collect();
         let mut md = format!(
             "{} entities, {LOOKUPS} random ids, every field of the entity read; p50 ns per lookup.\n\n{}",
             cfg.pick(1_000_000, 100_000),
-            table(&["fields", "boxed", "SoA", "AoS", "fastest"], &rows)
+            table(
+                &[
+                    "fields",
+                    "boxed",
+                    "SoA",
+                    "AoS",
+                    "fastest",
+                    "SoA, huge pages",
+                    "AoS, huge pages"
+                ],
+                &rows
+            )
         );
+        let huge_mib: f64 = mine
+            .iter()
+            .filter(|r| r.metric == "anon_huge_pages_mib")
+            .map(|r| r.p50)
+            .fold(0.0, f64::max);
+        md.push_str(&format!(
+            "\nHuge-page columns: the same lookups with the storage in anonymous mappings advised `MADV_HUGEPAGE`; up to {huge_mib:.0} MiB of this process were on transparent huge pages while they ran.\n"
+        ));
         let map = ns("hashmap-boxed", 6);
         let vec6 = ns("boxed", 6);
         if let (Some(map), Some(vec6)) = (map, vec6) {
