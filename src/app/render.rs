@@ -30,6 +30,7 @@ use bevy::render::render_resource::{
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::ViewTarget;
 use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup, RenderSystems};
+use bevy_egui::render::systems::EguiPipelines;
 
 /// Points gathered this frame (main world), handed to the render world by swapping vectors.
 #[derive(Resource, Default)]
@@ -257,6 +258,7 @@ fn prepare_points(
 fn points_pass(
     view: ViewQuery<&ViewTarget>,
     ready: Res<RenderReady>,
+    egui: Option<Res<EguiPipelines>>,
     points: Res<PointsPipeline>,
     render: Res<RenderPoints>,
     cache: Res<PipelineCache>,
@@ -289,5 +291,14 @@ fn points_pass(
     pass.set_bind_group(0, bind_group, &[]);
     pass.set_vertex_buffer(0, buffer.slice(..));
     pass.draw(0..4, 0..points.drawn);
-    ready.0.store(true, Ordering::Relaxed);
+    // Ready once the panel's pipeline has compiled too: a screenshot must show both.
+    let egui_ready = egui.is_some_and(|p| {
+        !p.0.is_empty()
+            && p.0
+                .values()
+                .all(|id| cache.get_render_pipeline(*id).is_some())
+    });
+    if egui_ready {
+        ready.0.store(true, Ordering::Relaxed);
+    }
 }

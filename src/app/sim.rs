@@ -210,7 +210,7 @@ fn record_frame(
         upload_ms: upload.last_ms(),
     };
     // Frames spent spawning or paused say nothing about a layout's steady cost.
-    let steady = !sim.growing() && !sim.driver.paused && frame_ms > 0.0;
+    let steady = !sim.growing() && !sim.driver.paused && !sim.frozen && frame_ms > 0.0;
     let setting = Setting {
         kind: sim.driver.swarm.kind(),
         threads: sim.driver.threads,

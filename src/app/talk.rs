@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
 use entity_layouts::LayoutKind;
@@ -28,7 +28,7 @@ pub struct Talk {
     /// Asked for before the first frame with dots was drawn; taken once it has been.
     deferred_shots: Vec<PathBuf>,
     frames_since_ready: u64,
-    requested_shots: Vec<PathBuf>,
+    retakes: u32,
     failed_shots: Vec<PathBuf>,
     exiting: Option<u64>,
 }
@@ -47,7 +47,7 @@ impl Talk {
             pending_shots: 0,
             deferred_shots: Vec::new(),
             frames_since_ready: 0,
-            requested_shots: Vec::new(),
+            retakes: 0,
             failed_shots: Vec::new(),
             exiting: None,
         }
@@ -167,7 +167,8 @@ fn take_screenshot(commands: &mut Commands, talk: &mut Talk, target: &ShotTarget
     }
     // A stale file from an earlier run must not pass for this one.
     let _ = std::fs::remove_file(&path);
-    if talk.frames_since_ready < FRAMES_AFTER_READY {
+    // One capture in flight at a time: Bevy captures one screenshot per window per frame.
+    if talk.frames_since_ready < FRAMES_AFTER_READY || talk.pending_shots > 0 {
         talk.deferred_shots.push(path);
         return;
     }
@@ -176,13 +177,42 @@ fn take_screenshot(commands: &mut Commands, talk: &mut Talk, target: &ShotTarget
         Some(image) => Screenshot::image(image.clone()),
         None => Screenshot::primary_window(),
     };
-    talk.requested_shots.push(path.clone());
-    commands
-        .spawn(screenshot)
-        .observe(save_to_disk(path))
-        .observe(|_: On<ScreenshotCaptured>, mut talk: ResMut<Talk>| {
+    commands.spawn(screenshot).observe(
+        move |captured: On<ScreenshotCaptured>, mut talk: ResMut<Talk>| {
             talk.pending_shots = talk.pending_shots.saturating_sub(1);
-        });
+            // A window that has not presented yet reads back as one flat color: take it again.
+            if is_blank(&captured.image) && talk.retakes < MAX_RETAKES {
+                talk.retakes += 1;
+                talk.deferred_shots.push(path.clone());
+                return;
+            }
+            if let Err(e) = save_png(&captured.image, &path) {
+                eprintln!("error: cannot save screenshot {}: {e}", path.display());
+                talk.failed_shots.push(path.clone());
+            }
+        },
+    );
+}
+
+/// Retakes of blank screenshots allowed per run, before a blank one is saved as it is.
+const MAX_RETAKES: u32 = 60;
+
+fn is_blank(image: &Image) -> bool {
+    let Some(data) = image.data.as_deref() else {
+        return true;
+    };
+    let first = data.get(..4).unwrap_or_default();
+    data.chunks_exact(4).all(|pixel| pixel == first)
+}
+
+fn save_png(image: &Image, path: &std::path::Path) -> Result<(), String> {
+    let rgb = image
+        .clone()
+        .try_into_dynamic()
+        .map_err(|e| e.to_string())?
+        .to_rgb8();
+    rgb.save_with_format(path, image::ImageFormat::Png)
+        .map_err(|e| e.to_string())
 }
 
 fn begin_exit(talk: &mut Talk, sim: &mut Sim, commands: &mut Commands, target: &ShotTarget) {
@@ -196,7 +226,7 @@ fn begin_exit(talk: &mut Talk, sim: &mut Sim, commands: &mut Commands, target: &
 
 /// Frames after the first drawn one before screenshots are taken: egui's and our pipelines
 /// compile asynchronously, and the first presented frames can miss either.
-const FRAMES_AFTER_READY: u64 = 3;
+const FRAMES_AFTER_READY: u64 = 5;
 
 /// Frames to wait for screenshots before giving up on them.
 const SHOT_TIMEOUT_FRAMES: u64 = 600;
@@ -214,10 +244,12 @@ fn finish(
     if ready.get() {
         talk.frames_since_ready += 1;
     }
-    if talk.frames_since_ready >= FRAMES_AFTER_READY {
-        for path in std::mem::take(&mut talk.deferred_shots) {
-            take_screenshot(&mut commands, &mut talk, &shot_target, path);
-        }
+    if talk.frames_since_ready >= FRAMES_AFTER_READY
+        && talk.pending_shots == 0
+        && !talk.deferred_shots.is_empty()
+    {
+        let path = talk.deferred_shots.remove(0);
+        take_screenshot(&mut commands, &mut talk, &shot_target, path);
     }
     let frames_done = talk.frames.is_some_and(|k| talk.frame >= k);
     if talk.exiting.is_none() && frames_done {
@@ -230,14 +262,6 @@ fn finish(
     if (talk.pending_shots > 0 || !talk.deferred_shots.is_empty()) && !timed_out {
         return;
     }
-    // Saving happens in Bevy's own observer; check the files once every capture has arrived.
-    let missing: Vec<PathBuf> = talk
-        .requested_shots
-        .iter()
-        .filter(|p| !p.is_file())
-        .cloned()
-        .collect();
-    talk.failed_shots.extend(missing);
     println!("summary per layout used:");
     for line in stats.summary_lines() {
         println!("  {line}");

@@ -8,11 +8,11 @@
 use super::harness::{Stats, measure};
 use super::record::{Record, find};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_num, table};
 use crate::layout::{DynAgents, Layout, LayoutKind};
 use crate::swarm::Swarm;
 use crate::threads::Threads;
-use crate::workload::{Dt, spawn_range};
+use crate::workload::Dt;
 
 pub struct Dispatch;
 
@@ -52,10 +52,7 @@ impl Experiment for Dispatch {
         let n = cfg.pick(1_000_000, 100_000);
         let stats = if cell == "dyn-12-blocks" {
             let mut layout = DynAgents::<f32>::new_in_blocks(12, n);
-            let mut states = Vec::new();
-            spawn_range::<f32>(SEED, 0, n, &mut states);
-            let ids: Vec<u64> = (0..n as u64).collect();
-            layout.push(&ids, &states);
+            fill_seeded(&mut layout, n);
             move_only(&mut layout, cfg)
         } else {
             let mut swarm = Swarm::<f32>::with_count(LayoutKind::parse(cell)?, SEED, n)?;

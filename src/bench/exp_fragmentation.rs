@@ -13,9 +13,9 @@ use bevy_ecs::world::EntityWorldMut;
 use super::harness::measure;
 use super::record::{Record, find};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
-use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
-use crate::workload::{Dt, EntityState, move_one, spawn_range};
+use super::{BenchConfig, BenchError, Experiment, fill_seeded, fmt_count, fmt_num, table};
+use crate::layout::{EcsLayout, InTable, Position, Velocity};
+use crate::workload::{Dt, EntityState, move_one};
 
 pub struct Fragmentation;
 
@@ -105,10 +105,7 @@ impl Experiment for Fragmentation {
         let n = cfg.pick(500_000, 50_000);
         let archetypes: usize = cell.trim_start_matches("archetypes=").parse().unwrap_or(1);
         let mut layout = EcsLayout::<f32>::table();
-        let mut states = Vec::new();
-        spawn_range::<f32>(SEED, 0, n, &mut states);
-        let ids: Vec<u64> = (0..n as u64).collect();
-        layout.push(&ids, &states);
+        let states = fill_seeded(&mut layout, n);
         let entities = layout.entities().to_vec();
         let world = layout.world_mut();
         for (i, &e) in entities.iter().enumerate() {

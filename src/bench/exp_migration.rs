@@ -7,10 +7,10 @@ use bevy_ecs::prelude::Component;
 
 use super::harness::measure;
 use super::record::{Record, find};
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use super::{BenchConfig, BenchError, Experiment, fill_seeded, fmt_num, table};
 use crate::layout::{EcsLayout, Layout};
 use crate::threads::Threads;
-use crate::workload::{Dt, spawn_range};
+use crate::workload::Dt;
 
 pub struct Migration;
 
@@ -30,10 +30,7 @@ fn frame_with_toggles<M: Component + Default>(
     percent: usize,
 ) -> super::harness::Stats {
     let mut layout = EcsLayout::<f32>::table();
-    let mut states = Vec::new();
-    spawn_range::<f32>(SEED, 0, n, &mut states);
-    let ids: Vec<u64> = (0..n as u64).collect();
-    layout.push(&ids, &states);
+    fill_seeded(&mut layout, n);
     let entities = layout.entities().to_vec();
     let per_frame = n * percent / 100;
     let dt = Dt::default().as_scalar::<f32>();

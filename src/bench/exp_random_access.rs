@@ -17,9 +17,8 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use super::harness::{Stats, measure};
 use super::record::{Record, find};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
-use crate::layout::{Armor, EcsLayout, Energy, Health, InTable, Layout, Position, Regen, Velocity};
-use crate::workload::spawn_range;
+use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_num, table};
+use crate::layout::{Armor, EcsLayout, Energy, Health, InTable, Position, Regen, Velocity};
 
 pub struct RandomAccess;
 
@@ -150,10 +149,7 @@ fn hashmap(n: usize, ids: &[usize], cfg: &BenchConfig) -> Stats {
 /// `Query::get` and `World::get` on the core's ECS layout: all six components (8 fields).
 fn ecs(n: usize, ids: &[usize], cfg: &BenchConfig) -> (Stats, Stats) {
     let mut layout = EcsLayout::<f64>::table();
-    let mut states = Vec::new();
-    spawn_range(SEED, 0, n, &mut states);
-    let id_list: Vec<u64> = (0..n as u64).collect();
-    layout.push(&id_list, &states);
+    fill_seeded(&mut layout, n);
     let targets: Vec<bevy_ecs::entity::Entity> =
         ids.iter().map(|&i| layout.entities()[i]).collect();
     let world = layout.world_mut();

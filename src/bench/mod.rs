@@ -280,6 +280,19 @@ pub fn prepare_out_dir(dir: &PathBuf) -> Result<(), BenchError> {
     std::fs::remove_file(&probe).map_err(|e| unwritable(e.to_string()))
 }
 
+/// Fills `layout` with entities `0..n` of the bench seed and returns their initial states, for
+/// experiments that drive a layout directly rather than through a `Swarm`.
+pub fn fill_seeded<S: crate::scalar::Scalar>(
+    layout: &mut dyn crate::layout::Layout<S>,
+    n: usize,
+) -> Vec<crate::workload::EntityState<S>> {
+    let mut states = Vec::with_capacity(n);
+    crate::workload::spawn_range(SEED, 0, n, &mut states);
+    let ids: Vec<u64> = (0..n as u64).collect();
+    layout.push(&ids, &states);
+    states
+}
+
 /// A Markdown table from a header and rows.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = format!(
