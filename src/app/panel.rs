@@ -67,21 +67,6 @@ fn count_label(n: usize) -> String {
     format!("{text}{unit}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::count_label;
-
-    #[test]
-    fn counts_read_well() {
-        assert_eq!(count_label(10_000_000), "10M");
-        assert_eq!(count_label(5_412_169), "5.41M");
-        assert_eq!(count_label(308_263), "308k");
-        assert_eq!(count_label(12_345), "12.3k");
-        assert_eq!(count_label(100_000), "100k");
-        assert_eq!(count_label(999), "999");
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn panel(
     mut contexts: EguiContexts,
@@ -392,5 +377,20 @@ fn fit_world_to_canvas(canvas: Res<Canvas>, ui_state: Res<UiState>, mut view: Re
     };
     if *view != next {
         *view = next;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_label;
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(count_label(10_000_000), "10M");
+        assert_eq!(count_label(5_412_169), "5.41M");
+        assert_eq!(count_label(308_263), "308k");
+        assert_eq!(count_label(12_345), "12.3k");
+        assert_eq!(count_label(100_000), "100k");
+        assert_eq!(count_label(999), "999");
     }
 }
