@@ -14,6 +14,7 @@ mod exp_bandwidth;
 mod exp_churn;
 mod exp_crossings;
 mod exp_dispatch;
+mod exp_ecs_vs_soa;
 mod exp_filtered;
 mod exp_fragmentation;
 mod exp_layouts;
@@ -105,6 +106,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
     vec![
         &exp_layouts::Layouts,
         &exp_crossings::Crossings,
+        &exp_ecs_vs_soa::EcsVsSoa,
         &exp_width::Width,
         &exp_random_access::RandomAccess,
         &exp_churn::Churn,
