@@ -178,10 +178,19 @@ pub fn regen_one<S: Scalar>(energy: S, regen: S, dt: S) -> S {
 /// bytes of two `f32`s, and bytes moved per frame are the renderer's cost.
 #[inline(always)]
 pub fn pack_point<S: Scalar>(x: S, y: S, hp: S) -> u32 {
-    let xi = ((x.to_f32() * (16384.0 / WORLD_WIDTH as f32)) as u32).min(0x3FFF);
-    let yi = ((y.to_f32() * (8192.0 / WORLD_HEIGHT as f32)) as u32).min(0x1FFF);
-    let hi = (((hp.to_f32() - 50.0) * (32.0 / 100.0)) as u32).min(31);
-    xi | (yi << 14) | (hi << 27)
+    quantize(x.to_f32() * (16384.0 / WORLD_WIDTH as f32), 0x3FFF)
+        | (quantize(y.to_f32() * (8192.0 / WORLD_HEIGHT as f32), 0x1FFF) << 14)
+        | (quantize((hp.to_f32() - 50.0) * (32.0 / 100.0), 31) << 27)
+}
+
+/// `v` clamped to `[0, max]` and rounded to the nearest whole number, without a float-to-int
+/// conversion: adding 2^23 puts the integer part in the mantissa's low bits. Plain float and bit
+/// operations, so the gather loops vectorize (`as u32` did not, and cost ~6 ns per entity).
+#[inline(always)]
+fn quantize(v: f32, max: u32) -> u32 {
+    const MAGIC: f32 = 8_388_608.0; // 2^23
+    // `max` is 2^k - 1, so the mask also keeps a (never expected) NaN inside its own field.
+    (v.clamp(0.0, max as f32) + MAGIC).to_bits() & max
 }
 
 /// `(x, y, hp bucket)` back from a packed point, in world units (for tests and tools).

@@ -17,6 +17,7 @@ mod exp_dispatch;
 mod exp_ecs_vs_soa;
 mod exp_filtered;
 mod exp_fragmentation;
+mod exp_gather;
 mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
@@ -114,6 +115,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_fragmentation::Fragmentation,
         &exp_dispatch::Dispatch,
         &exp_threads::ThreadScaling,
+        &exp_gather::Gather,
         &exp_migration::Migration,
         &exp_memory::Memory,
         &exp_bandwidth::Bandwidth,

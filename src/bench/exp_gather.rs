@@ -1,0 +1,69 @@
+//! Gather: the only per-layout part of the app's rendering, `gather_points` (read x, y and hp,
+//! write one packed 4-byte point per entity), timed alone without a renderer competing for the
+//! cores, for every layout on one thread and on all.
+
+use super::harness::measure;
+use super::record::{Record, find};
+use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use crate::layout::LayoutKind;
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+
+pub struct Gather;
+
+const NAME: &str = "gather";
+
+impl Experiment for Gather {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Gather: packing every entity's point for the renderer"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        vec![format!("n={}", cfg.pick(1_000_000, 100_000))]
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let n: usize = cell.trim_start_matches("n=").parse().unwrap_or(100_000);
+        let mut out = Vec::new();
+        let mut points = Vec::new();
+        for kind in LayoutKind::ALL {
+            let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+            for threads in Threads::BOTH {
+                let stats = measure(&cfg.method, || swarm.gather_points(&mut points, threads));
+                let rec = Record::new(NAME, kind.name(), "f32", n).threads(threads);
+                out.push(rec.clone().with("gather_ms", "ms", stats));
+                out.push(rec.with("ns_per_entity", "ns", stats.scaled(1e6 / n as f64)));
+            }
+        }
+        Ok(out)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let rows: Vec<Vec<String>> = LayoutKind::ALL
+            .iter()
+            .map(|kind| {
+                let mut row = vec![format!("`{kind}`")];
+                for threads in ["1", "all"] {
+                    let ms = find(mine, &kind.name(), "", threads, 0, "", "gather_ms");
+                    let ns = find(mine, &kind.name(), "", threads, 0, "", "ns_per_entity");
+                    row.push(match (ms, ns) {
+                        (Some(ms), Some(ns)) => {
+                            format!("{} ms, {} ns", fmt_num(ms.p50), fmt_num(ns.p50))
+                        }
+                        _ => "-".into(),
+                    });
+                }
+                row
+            })
+            .collect();
+        format!(
+            "{} entities, f32; p50 per gather and per entity (reads 12 B, writes 4 B per entity).\n\n{}",
+            cfg.pick(1_000_000, 100_000),
+            table(&["layout", "1 thread", "all threads"], &rows)
+        )
+    }
+}
