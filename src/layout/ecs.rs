@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 
 use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::entity::Entity;
-use bevy_ecs::prelude::{Query, Res, Resource, Schedule, World};
+use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::layout::{Layout, LayoutKind};
@@ -89,6 +89,17 @@ impl<K: Storage> Component for EntityId<K> {
     const STORAGE_TYPE: StorageType = K::TYPE;
     type Mutability = Mutable;
 }
+
+/// An entity's id and all six components, read-only.
+type Everything<S, K> = (
+    &'static EntityId<K>,
+    &'static Position<S, K>,
+    &'static Velocity<S, K>,
+    &'static Health<S, K>,
+    &'static Energy<S, K>,
+    &'static Regen<S, K>,
+    &'static Armor<S, K>,
+);
 
 /// What the systems read for this step: a resource, as Bevy systems get their parameters.
 #[derive(Resource)]
@@ -193,6 +204,8 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     regen_schedule: Schedule,
     /// Entities in logical order: Bevy's own table order is its business, ours is this list.
     entities: Vec<Entity>,
+    /// Every component of an entity, for export and checksums; archetypes kept current in `push`.
+    everything: QueryState<Everything<S, K>>,
     _types: PhantomData<fn() -> (S, K)>,
 }
 
@@ -232,9 +245,12 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
     ) -> Self {
         // The par_iter systems run on Bevy's compute pool; make sure it exists.
         crate::threads::pool();
+        let mut world = World::new();
+        let everything = world.query::<Everything<S, K>>();
         Self {
             variant,
-            world: World::new(),
+            everything,
+            world,
             move_schedule,
             regen_schedule,
             entities: Vec::new(),
@@ -250,23 +266,6 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
     /// Entities in logical order.
     pub fn entities(&self) -> &[Entity] {
         &self.entities
-    }
-
-    fn state_of(&self, entity: Entity) -> EntityState<S> {
-        let w = &self.world;
-        let missing = "every listed entity has all six components";
-        let p = w.get::<Position<S, K>>(entity).expect(missing);
-        let v = w.get::<Velocity<S, K>>(entity).expect(missing);
-        EntityState {
-            x: p.x,
-            y: p.y,
-            vx: v.x,
-            vy: v.y,
-            hp: w.get::<Health<S, K>>(entity).expect(missing).hp,
-            energy: w.get::<Energy<S, K>>(entity).expect(missing).value,
-            regen: w.get::<Regen<S, K>>(entity).expect(missing).per_second,
-            armor: w.get::<Armor<S, K>>(entity).expect(missing).value,
-        }
     }
 }
 
@@ -305,6 +304,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
             )
         });
         self.entities.extend(self.world.spawn_batch(bundles));
+        self.everything.update_archetypes(&self.world);
     }
 
     fn swap_remove(&mut self, index: usize) {
@@ -361,13 +361,36 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        // One entity lookup per entity through a prepared query, instead of one per component:
+        // this is what a layout switch out of the ECS costs.
+        let query = self.everything.query_manual(&self.world);
         for &entity in &self.entities {
-            let id = self
-                .world
-                .get::<EntityId<K>>(entity)
-                .expect("every listed entity has an id")
-                .0;
-            visit(id, &self.state_of(entity));
+            // After `world_mut` added archetypes the prepared query may not know, read directly.
+            let found = query.get(entity).ok().or_else(|| {
+                let e = self.world.get_entity(entity).ok()?;
+                Some((
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                ))
+            });
+            let (id, p, v, h, e, r, a) =
+                found.expect("every listed entity has all seven components");
+            let state = EntityState {
+                x: p.x,
+                y: p.y,
+                vx: v.x,
+                vy: v.y,
+                hp: h.hp,
+                energy: e.value,
+                regen: r.per_second,
+                armor: a.value,
+            };
+            visit(id.0, &state);
         }
     }
 
