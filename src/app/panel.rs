@@ -268,7 +268,7 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, now: f64) {
             .width(1.5)
     };
     Plot::new("frame_time")
-        .height(170.0)
+        .height(210.0)
         .legend(Legend::default())
         .include_x(-WINDOW_S)
         .include_x(0.0)
