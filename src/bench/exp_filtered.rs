@@ -11,7 +11,7 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use super::harness::{Stats, measure};
 use super::record::{Record, find};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use super::{BenchConfig, BenchError, Experiment, SEED, ms_and_ns, table};
 use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
 use crate::workload::{Dt, EntityState, move_one, spawn_range};
 
@@ -172,12 +172,7 @@ impl Experiment for Filtered {
                 for l in layouts {
                     let ms = find(mine, l, "", "", 0, &param, "pass_ms");
                     let ns = find(mine, l, "", "", 0, &param, "ns_per_matched");
-                    row.push(match (ms, ns) {
-                        (Some(ms), Some(ns)) => {
-                            format!("{} ms, {} ns", fmt_num(ms.p50), fmt_num(ns.p50))
-                        }
-                        _ => "-".into(),
-                    });
+                    row.push(ms_and_ns(ms, ns));
                 }
                 row
             })

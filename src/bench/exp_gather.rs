@@ -4,7 +4,7 @@
 
 use super::harness::measure;
 use super::record::{Record, find};
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
+use super::{BenchConfig, BenchError, Experiment, SEED, ms_and_ns, table};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
@@ -50,12 +50,7 @@ impl Experiment for Gather {
                 for threads in ["1", "all"] {
                     let ms = find(mine, &kind.name(), "", threads, 0, "", "gather_ms");
                     let ns = find(mine, &kind.name(), "", threads, 0, "", "ns_per_entity");
-                    row.push(match (ms, ns) {
-                        (Some(ms), Some(ns)) => {
-                            format!("{} ms, {} ns", fmt_num(ms.p50), fmt_num(ns.p50))
-                        }
-                        _ => "-".into(),
-                    });
+                    row.push(ms_and_ns(ms, ns));
                 }
                 row
             })

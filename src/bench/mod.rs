@@ -343,6 +343,14 @@ pub fn fmt_count(n: u64) -> String {
     out
 }
 
+/// A cell holding a time and the same time per item: `1.22 ms, 1.22 ns`.
+pub fn ms_and_ns(ms: Option<&Record>, ns: Option<&Record>) -> String {
+    match (ms, ns) {
+        (Some(ms), Some(ns)) => format!("{} ms, {} ns", fmt_num(ms.p50), fmt_num(ns.p50)),
+        _ => "-".into(),
+    }
+}
+
 /// "ours vs study" as `ours (study: x, ratio r)`.
 pub fn vs_study(ours: f64, study: Option<f64>) -> String {
     match study {
