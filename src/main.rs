@@ -109,6 +109,9 @@ struct BenchArgs {
     /// Entity counts for the layouts sweep, e.g. 1000,100000,1e6.
     #[arg(long)]
     counts: Option<String>,
+    /// Redraw the SVG plots of an earlier run from its results.json (written beside it).
+    #[arg(long, value_name = "RESULTS_JSON")]
+    replot: Option<PathBuf>,
     /// Internal: run one cell of one experiment and print its records as JSON.
     #[arg(long, hide = true)]
     worker: Option<String>,
@@ -240,6 +243,11 @@ fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
     cfg.in_process = args.in_process;
     if let Some(text) = &args.counts {
         cfg.counts = Some(bench::parse_counts(text)?);
+    }
+    if let Some(json) = &args.replot {
+        let files = bench::output::replot(json)?;
+        eprintln!("wrote {}", files.join(", "));
+        return Ok(());
     }
     if let Some(experiment) = &args.worker {
         let cell = args.cell.as_deref().unwrap_or("");

@@ -99,6 +99,19 @@ fn quick_bench_writes_every_experiment_and_layout() {
             .unwrap()
             .contains("16.67 ms budget")
     );
+    // The plots can be redrawn from results.json alone.
+    std::fs::remove_file(dir.join("width.svg")).unwrap();
+    let replot = bench(&["--replot", dir.join("results.json").to_str().unwrap()]);
+    assert!(
+        replot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replot.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("width.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -148,7 +161,7 @@ fn bad_input_exits_2_and_names_what_is_accepted() {
             "--out",
             under_file.to_str().unwrap(),
         ]),
-        &["cannot write results", "out"],
+        &["cannot read or write results", "out"],
     );
     assert!(Path::new(&file).is_file(), "the user's file is untouched");
     let _ = std::fs::remove_file(&file);

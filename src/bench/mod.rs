@@ -47,7 +47,7 @@ pub enum BenchError {
         "bad entity count '{text}': counts are whole numbers from 1 to {max}, e.g. 1000,1000000"
     )]
     BadCount { text: String, max: usize },
-    #[error("cannot write results to '{path}': {reason}")]
+    #[error("cannot read or write results at '{path}': {reason}")]
     Unwritable { path: String, reason: String },
     #[error("the worker for {experiment} cell {cell} failed: {reason}")]
     Worker {

@@ -53,3 +53,23 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchErr
     }
     Ok(written.into_iter().map(|(name, _)| name).collect())
 }
+
+/// Redraws the plots of an earlier run from its `results.json`, into the same folder.
+pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
+    let unreadable = |reason: String| BenchError::Unwritable {
+        path: json_path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(json_path).map_err(|e| unreadable(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+    let records: Vec<super::record::Record> = serde_json::from_value(value["records"].clone())
+        .map_err(|e| unreadable(format!("not a results.json: {e}")))?;
+    let dir = json_path.parent().unwrap_or(Path::new("."));
+    let mut written = Vec::new();
+    for (name, svg) in super::plot::plots(&records) {
+        write_atomically(&dir.join(&name), svg.as_bytes())?;
+        written.push(name);
+    }
+    Ok(written)
+}

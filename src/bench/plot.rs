@@ -103,6 +103,7 @@ fn draw(
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, ("sans-serif", 20))
                 .margin(16)
+                .margin_right(40)
                 .x_label_area_size(44)
                 .y_label_area_size(70)
                 .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
@@ -111,8 +112,18 @@ fn draw(
                 .configure_mesh()
                 .x_desc(x_desc)
                 .y_desc(y_desc)
+                .x_label_formatter(&|x| count_label(*x))
                 .draw()
-                .and_then(|_| draw_lines(&mut chart, series, budget, x0, x1))
+                .and_then(|_| {
+                    draw_lines(
+                        &mut chart,
+                        series,
+                        budget,
+                        x0,
+                        x1,
+                        SeriesLabelPosition::UpperLeft,
+                    )
+                })
         } else {
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, ("sans-serif", 20))
@@ -126,7 +137,16 @@ fn draw(
                 .x_desc(x_desc)
                 .y_desc(y_desc)
                 .draw()
-                .and_then(|_| draw_lines(&mut chart, series, budget, 0.0, x1 + 1.0))
+                .and_then(|_| {
+                    draw_lines(
+                        &mut chart,
+                        series,
+                        budget,
+                        0.0,
+                        x1 + 1.0,
+                        SeriesLabelPosition::UpperRight,
+                    )
+                })
         };
         result.expect("drawing into a string cannot fail");
         root.present().expect("svg string backend");
@@ -140,6 +160,7 @@ fn draw_lines<'a, DB, X, Y>(
     budget: Option<f64>,
     x0: f64,
     x1: f64,
+    legend: SeriesLabelPosition,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend + 'a,
@@ -168,8 +189,17 @@ where
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
+}
+
+/// Axis labels for entity counts: 1k, 10k, 1M, 10M.
+fn count_label(x: f64) -> String {
+    match x {
+        x if x >= 1e6 => format!("{}M", x / 1e6),
+        x if x >= 1e3 => format!("{}k", x / 1e3),
+        x => format!("{x}"),
+    }
 }
