@@ -120,11 +120,7 @@ impl Sim {
             .driver
             .set_count(n)
             .map(|()| format!("count set to {n}"));
-        let ok = self.report(result);
-        if ok {
-            self.scoreboard_stale = true;
-        }
-        ok
+        self.report_setting(result)
     }
 
     pub fn set_churn(&mut self, n: usize) -> bool {
@@ -132,10 +128,13 @@ impl Sim {
             .driver
             .set_churn(n)
             .map(|()| format!("churn set to {n} per frame"));
+        self.report_setting(result)
+    }
+
+    /// `report`, and a successful change of a setting makes earlier scoreboard numbers stale.
+    fn report_setting(&mut self, result: Result<String, SimError>) -> bool {
         let ok = self.report(result);
-        if ok {
-            self.scoreboard_stale = true;
-        }
+        self.scoreboard_stale |= ok;
         ok
     }
 

@@ -1,6 +1,7 @@
 //! SVG plots of a report (plotters): frame time against entity count per layout with the
 //! 16.67 ms budget line, and ns per element against streams read for the width reversal.
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::record::Record;
@@ -100,58 +101,72 @@ fn draw(
         let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let result = if log_x {
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 20))
-                .margin(16)
-                .margin_right(40)
-                .x_label_area_size(44)
-                .y_label_area_size(70)
-                .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-                .expect("non-empty ranges");
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .x_label_formatter(&|x| count_label(*x))
-                .draw()
-                .and_then(|_| {
-                    draw_lines(
-                        &mut chart,
-                        series,
-                        budget,
-                        x0,
-                        x1,
-                        SeriesLabelPosition::UpperLeft,
-                    )
-                })
+            draw_chart(
+                &root,
+                (title, x_desc, y_desc),
+                (x0..x1).log_scale(),
+                (y0..y1).log_scale(),
+                &|x| count_label(*x),
+                series,
+                budget,
+                SeriesLabelPosition::UpperLeft,
+            )
         } else {
-            let mut chart = ChartBuilder::on(&root)
-                .caption(title, ("sans-serif", 20))
-                .margin(16)
-                .x_label_area_size(44)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0.0..x1 + 1.0, (y0..y1).log_scale())
-                .expect("non-empty ranges");
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .draw()
-                .and_then(|_| {
-                    draw_lines(
-                        &mut chart,
-                        series,
-                        budget,
-                        0.0,
-                        x1 + 1.0,
-                        SeriesLabelPosition::UpperRight,
-                    )
-                })
+            draw_chart(
+                &root,
+                (title, x_desc, y_desc),
+                0.0..x1 + 1.0,
+                (y0..y1).log_scale(),
+                &|x| format!("{x:.0}"),
+                series,
+                budget,
+                SeriesLabelPosition::UpperRight,
+            )
         };
         result.expect("drawing into a string cannot fail");
         root.present().expect("svg string backend");
     }
     svg
+}
+
+/// One chart on `root`: axes from the given coordinate specs, then the series and legend.
+#[allow(clippy::too_many_arguments)]
+fn draw_chart<DB, XS, YS>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    (title, x_desc, y_desc): (&str, &str, &str),
+    x_spec: XS,
+    y_spec: YS,
+    x_labels: &dyn Fn(&f64) -> String,
+    series: &Series,
+    budget: Option<f64>,
+    legend: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    XS: AsRangedCoord<Value = f64>,
+    YS: AsRangedCoord<Value = f64>,
+    XS::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    YS::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .margin_right(40)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_spec, y_spec)
+        .expect("non-empty ranges");
+    let (x0, x1) = {
+        let r = chart.x_range();
+        (r.start, r.end)
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(x_labels)
+        .draw()?;
+    draw_lines(&mut chart, series, budget, x0, x1, legend)
 }
 
 fn draw_lines<'a, DB, X, Y>(
