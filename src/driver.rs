@@ -1,11 +1,14 @@
 //! One frame of the live simulation, as the app runs it and as a test replays it: grow toward the
 //! requested count a bounded chunk at a time (so the window never freezes on a 10M resize), churn,
-//! then move and regen. Every step is deterministic, so a replay of the same script without a
-//! window ends in the same checksum as the app.
+//! carry a pending layout switch on by a bounded chunk (the same reason), then move and regen.
+//! Chunks are counted in entities, never in time, so every step is deterministic and a replay of
+//! the same script without a window ends in the same checksum as the app.
+
+use std::time::{Duration, Instant};
 
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
+use crate::swarm::{Swarm, SwitchProgress};
 use crate::threads::Threads;
 use crate::workload::Dt;
 
@@ -16,6 +19,25 @@ pub const MAX_CHURN: usize = 100_000;
 /// Entities spawned per frame while growing: about 100-200 ms of spawning on a slow laptop core
 /// for the ECS (its spawn is the slowest), so the window stays responsive.
 pub const GROW_CHUNK: usize = 250_000;
+/// Entities copied into the new layout per frame during a layout switch: the same bound, since
+/// copying into the ECS costs about what spawning there does.
+pub const SWITCH_CHUNK: usize = 250_000;
+
+/// What one frame did and how long each part took.
+#[derive(Debug, Default)]
+pub struct FrameReport {
+    pub grow: Duration,
+    pub churn: Duration,
+    pub switch: Duration,
+    pub simulate: Duration,
+    /// Entities spawned toward the requested count.
+    pub spawned: usize,
+    /// Entities copied into the layout being switched to.
+    pub copied: usize,
+    /// A grow or churn this frame refused (memory): growing stops at the count reached, churn is
+    /// turned off, and the rest of the frame runs as usual.
+    pub error: Option<SimError>,
+}
 
 pub struct Driver {
     pub swarm: Swarm<f32>,
@@ -78,8 +100,26 @@ impl Driver {
         Ok(())
     }
 
+    /// Starts moving every entity into `kind`, carried out over the next frames
+    /// ([`SWITCH_CHUNK`] entities each) while the swarm keeps moving in its current layout.
     pub fn set_layout(&mut self, kind: LayoutKind) -> Result<(), SimError> {
-        self.swarm.switch_to(kind)
+        self.swarm.begin_switch(kind)
+    }
+
+    /// The layout the swarm is in, or is being switched to.
+    pub fn requested_layout(&self) -> LayoutKind {
+        self.swarm
+            .switch_progress()
+            .map_or(self.swarm.kind(), |p| p.to)
+    }
+
+    pub fn switch_progress(&self) -> Option<SwitchProgress> {
+        self.swarm.switch_progress()
+    }
+
+    /// Copies the next chunk of a pending switch; returns how many entities were copied.
+    pub fn switch_step(&mut self) -> usize {
+        self.swarm.switch_step(SWITCH_CHUNK)
     }
 
     /// Spawns the next chunk toward the target; returns how many were spawned.
@@ -108,12 +148,32 @@ impl Driver {
         self.frame += 1;
     }
 
-    /// A whole frame: grow, churn, simulate.
-    pub fn frame_step(&mut self) -> Result<(), SimError> {
-        self.grow_step()?;
-        self.churn_step()?;
+    /// A whole frame: grow, churn, switch, simulate, each timed. A refused grow (memory ran out
+    /// part way) keeps what was spawned and stops growing there; a refused churn turns churn off.
+    pub fn frame_step(&mut self) -> FrameReport {
+        let mut report = FrameReport::default();
+        let t = Instant::now();
+        match self.grow_step() {
+            Ok(spawned) => report.spawned = spawned,
+            Err(e) => {
+                self.target = self.swarm.len();
+                report.error = Some(e);
+            }
+        }
+        report.grow = t.elapsed();
+        let t = Instant::now();
+        if let Err(e) = self.churn_step() {
+            self.churn = 0;
+            report.error = Some(e);
+        }
+        report.churn = t.elapsed();
+        let t = Instant::now();
+        report.copied = self.switch_step();
+        report.switch = t.elapsed();
+        let t = Instant::now();
         self.simulate_step();
-        Ok(())
+        report.simulate = t.elapsed();
+        report
     }
 }
 
@@ -125,20 +185,47 @@ mod tests {
     fn growing_is_spread_over_frames_and_shrinking_is_immediate() {
         let mut d = Driver::new(LayoutKind::Soa, 1);
         d.set_count(GROW_CHUNK * 2 + 10).unwrap();
-        d.frame_step().unwrap();
+        d.frame_step();
         assert_eq!(d.swarm.len(), GROW_CHUNK);
-        d.frame_step().unwrap();
-        d.frame_step().unwrap();
+        d.frame_step();
+        d.frame_step();
         assert_eq!(d.swarm.len(), GROW_CHUNK * 2 + 10);
         d.set_count(5).unwrap();
         assert_eq!(d.swarm.len(), 5);
     }
 
     #[test]
+    fn a_switch_is_spread_over_frames_while_the_swarm_keeps_moving() {
+        let n = SWITCH_CHUNK * 2 + 10;
+        let mut switching = Driver::new(LayoutKind::Soa, 3);
+        let mut staying = Driver::new(LayoutKind::Soa, 3);
+        for d in [&mut switching, &mut staying] {
+            d.set_count(n).unwrap();
+            d.set_churn(1000).unwrap();
+            while d.swarm.len() < n {
+                d.frame_step();
+            }
+        }
+        switching.set_layout(LayoutKind::Aos).unwrap();
+        assert_eq!(switching.requested_layout(), LayoutKind::Aos);
+        let mut copied = Vec::new();
+        for _ in 0..4 {
+            copied.push(switching.frame_step().copied);
+            staying.frame_step();
+            assert_eq!(switching.swarm.checksum(), staying.swarm.checksum());
+        }
+        // Churn keeps the count (1000 spawned, 1000 removed, some of them already copied).
+        assert_eq!(copied, [SWITCH_CHUNK, SWITCH_CHUNK, 10, 0]);
+        assert_eq!(switching.swarm.kind(), LayoutKind::Aos);
+        assert_eq!(switching.switch_progress(), None);
+        assert_eq!(switching.swarm.export(), staying.swarm.export());
+    }
+
+    #[test]
     fn bad_settings_are_refused_and_nothing_changes() {
         let mut d = Driver::new(LayoutKind::Aos, 1);
         d.set_count(1000).unwrap();
-        d.frame_step().unwrap();
+        d.frame_step();
         let before = d.swarm.checksum();
         let err = d.set_count(APP_MAX_ENTITIES + 1).unwrap_err().to_string();
         assert!(err.contains("10000000"), "{err}");
@@ -155,10 +242,10 @@ mod tests {
         let mut d = Driver::new(LayoutKind::EcsTable, 1);
         d.set_count(500).unwrap();
         d.set_churn(10).unwrap();
-        d.frame_step().unwrap();
+        d.frame_step();
         d.paused = true;
         let before = d.swarm.checksum();
-        d.frame_step().unwrap();
+        d.frame_step();
         assert_eq!(d.swarm.checksum(), before);
     }
 }

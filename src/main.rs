@@ -299,8 +299,9 @@ fn report(groups: &[Group]) -> ExitCode {
     let mut failed = false;
     for group in groups {
         println!("\n{}", group.name);
+        let width = group.runs.iter().map(|r| r.name.len()).max().unwrap_or(0);
         for run in &group.runs {
-            println!("  {:<44} {:016x}", run.name, run.checksum);
+            println!("  {:<width$}  {:016x}", run.name, run.checksum);
         }
         let bad = group.mismatches();
         if bad.is_empty() {

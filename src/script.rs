@@ -227,7 +227,7 @@ pub fn replay(
         if due.contains(&Action::Exit) {
             break;
         }
-        driver.frame_step()?;
+        driver.frame_step();
         if runner.finished() {
             break;
         }
@@ -296,16 +296,16 @@ mod tests {
         let mut d = Driver::new(LayoutKind::Soa, 5);
         d.set_count(2000).unwrap();
         for _ in 0..3 {
-            d.frame_step().unwrap();
+            d.frame_step();
         }
         d.set_layout(LayoutKind::EcsTable).unwrap();
         d.set_churn(50).unwrap();
         for _ in 0..4 {
-            d.frame_step().unwrap();
+            d.frame_step();
         }
         d.threads = Threads::All;
         for _ in 0..2 {
-            d.frame_step().unwrap();
+            d.frame_step();
         }
         assert_eq!(replayed.frame(), 9);
         assert_eq!(replayed.swarm.checksum(), d.swarm.checksum());

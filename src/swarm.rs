@@ -1,7 +1,8 @@
 //! A population of entities in one layout, and everything done to a population regardless of
 //! layout: growing and shrinking it, churning it, stepping it, switching it to another layout with
-//! every entity's state carried over, and fingerprinting it. Written once here so that every
-//! layout sees exactly the same sequence of operations.
+//! every entity's state carried over (at once, or a chunk per frame while it keeps moving), and
+//! fingerprinting it. Written once here so that every layout sees exactly the same sequence of
+//! operations.
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -24,8 +25,26 @@ pub struct Snapshot<S> {
     pub states: Vec<EntityState<S>>,
 }
 
+/// A layout switch spread over calls: `to` receives the entities in logical order, a chunk at a
+/// time, while the current layout stays the one that is read (gathered, exported, checksummed).
+/// Whatever is done to the swarm meanwhile is done to the part of `to` already copied as well, so
+/// when the last chunk lands `to` holds exactly the current population, and it takes over.
+struct PendingSwitch<S: Scalar> {
+    to: Box<dyn Layout<S>>,
+    copied: usize,
+}
+
+/// How far a spread switch has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchProgress {
+    pub to: LayoutKind,
+    pub copied: usize,
+    pub len: usize,
+}
+
 pub struct Swarm<S: Scalar> {
     layout: Box<dyn Layout<S>>,
+    switch: Option<PendingSwitch<S>>,
     seed: u64,
     /// The id the next spawned entity gets; ids are never reused.
     next_id: u64,
@@ -40,6 +59,7 @@ impl<S: Scalar> Swarm<S> {
     pub fn new(kind: LayoutKind, seed: u64) -> Self {
         Self {
             layout: kind.create(),
+            switch: None,
             seed,
             next_id: 0,
             churn_round: 0,
@@ -89,8 +109,10 @@ impl<S: Scalar> Swarm<S> {
         self.layout.memory()
     }
 
-    /// The layout itself, for experiments that need more than the trait.
+    /// The layout itself, for experiments that need more than the trait. Drops a pending switch,
+    /// which could not follow changes made through it.
     pub fn layout_mut(&mut self) -> &mut dyn Layout<S> {
+        self.switch = None;
         self.layout.as_mut()
     }
 
@@ -157,6 +179,13 @@ impl<S: Scalar> Swarm<S> {
         let len = self.len();
         if n <= len {
             self.layout.truncate(n);
+            if let Some(switch) = self.switch.as_mut()
+                && switch.copied > n
+            {
+                switch.to.truncate(n);
+                switch.copied = n;
+            }
+            self.finish_switch_if_copied();
             Ok(())
         } else {
             self.grow(n - len)
@@ -166,6 +195,11 @@ impl<S: Scalar> Swarm<S> {
     /// Appends `count` freshly seeded entities (the app spreads a big resize over frames this way).
     pub fn grow(&mut self, count: usize) -> Result<(), SimError> {
         Self::make_room(self.max_entities, self.layout.as_mut(), count)?;
+        // New entities land after the copied part, so a pending switch copies them later; room
+        // for them there is checked now, while refusing still changes nothing.
+        if let Some(switch) = self.switch.as_mut() {
+            Self::make_room(self.max_entities, switch.to.as_mut(), count)?;
+        }
         self.spawn_unchecked(count);
         Ok(())
     }
@@ -194,17 +228,47 @@ impl<S: Scalar> Swarm<S> {
         self.churn_round += 1;
         for _ in 0..k {
             let victim = (rng.next_u64() % self.len() as u64) as usize;
-            self.layout.swap_remove(victim);
+            self.swap_remove(victim);
         }
+        self.finish_switch_if_copied();
         Ok(())
+    }
+
+    /// `swap_remove` on the layout, mirrored on the copied part of a pending switch.
+    fn swap_remove(&mut self, index: usize) {
+        let last = self.len() - 1;
+        if let Some(switch) = self.switch.as_mut()
+            && index < switch.copied
+        {
+            if last < switch.copied {
+                switch.to.swap_remove(index);
+                switch.copied -= 1;
+            } else {
+                // The entity that moves into the hole has not been copied yet: append it to the
+                // copy, then let the same swap_remove move it into place there too.
+                let to = &mut switch.to;
+                self.layout
+                    .for_each_entity_in(last..last + 1, &mut |id, state| {
+                        to.push(&[id], std::slice::from_ref(state));
+                    });
+                to.swap_remove(index);
+            }
+        }
+        self.layout.swap_remove(index);
     }
 
     pub fn step_move(&mut self, dt: Dt, threads: Threads) {
         self.layout.step_move(dt.as_scalar(), threads);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.step_move(dt.as_scalar(), threads);
+        }
     }
 
     pub fn step_regen(&mut self, dt: Dt, threads: Threads) {
         self.layout.step_regen(dt.as_scalar(), threads);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.step_regen(dt.as_scalar(), threads);
+        }
     }
 
     /// One frame of simulation: move, then regen.
@@ -242,11 +306,13 @@ impl<S: Scalar> Swarm<S> {
     }
 
     /// Replaces the population with `snapshot`, keeping this swarm's layout, seed and id counter
-    /// (the counter moves past the snapshot's ids). On error nothing changes.
+    /// (the counter moves past the snapshot's ids), and dropping a pending switch. On error
+    /// nothing changes.
     pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
         let mut fresh = self.kind().create::<S>();
         self.fill(fresh.as_mut(), snapshot)?;
         self.layout = fresh;
+        self.switch = None;
         Ok(())
     }
 
@@ -264,17 +330,76 @@ impl<S: Scalar> Swarm<S> {
         Ok(())
     }
 
-    /// Moves every entity, with its current state, into a fresh layout of `kind`. The old layout
-    /// is dropped only once the new one holds everything; on error the swarm is unchanged.
+    /// Moves every entity, with its current state, into a fresh layout of `kind`, now. The old
+    /// layout is dropped only once the new one holds everything; on error the swarm is unchanged.
     pub fn switch_to(&mut self, kind: LayoutKind) -> Result<(), SimError> {
+        self.begin_switch(kind)?;
+        self.switch_step(usize::MAX);
+        Ok(())
+    }
+
+    /// Starts moving the population into a fresh layout of `kind`, to be carried out by
+    /// [`Self::switch_step`] a chunk at a time; until the last chunk lands, the current layout
+    /// stays the one that is stepped, read and reported, and everything done to the swarm is
+    /// mirrored on the copy. Switching back to the current kind cancels a pending switch; asking
+    /// for the kind already pending changes nothing. On error (memory) nothing changes.
+    pub fn begin_switch(&mut self, kind: LayoutKind) -> Result<(), SimError> {
         if kind == self.kind() {
+            self.switch = None;
             return Ok(());
         }
-        let snapshot = self.export();
-        let mut fresh = kind.create::<S>();
-        self.fill(fresh.as_mut(), &snapshot)?;
-        self.layout = fresh;
+        if self.switch.as_ref().is_some_and(|s| s.to.kind() == kind) {
+            return Ok(());
+        }
+        let mut to = kind.create::<S>();
+        Self::make_room(self.max_entities, to.as_mut(), self.len())?;
+        self.switch = Some(PendingSwitch { to, copied: 0 });
+        self.finish_switch_if_copied();
         Ok(())
+    }
+
+    /// Copies up to `max` more entities into the layout a pending switch is filling; when the
+    /// last one is in, that layout takes over. Returns how many were copied.
+    pub fn switch_step(&mut self, max: usize) -> usize {
+        // Copying in batches keeps the scratch buffers small when a switch moves millions.
+        const BATCH: usize = 64 * 1024;
+        let len = self.len();
+        let Some(switch) = self.switch.as_mut() else {
+            return 0;
+        };
+        let end = len.min(switch.copied.saturating_add(max));
+        let copied = end - switch.copied;
+        while switch.copied < end {
+            let batch_end = end.min(switch.copied + BATCH);
+            self.id_buffer.clear();
+            self.spawn_buffer.clear();
+            self.layout
+                .for_each_entity_in(switch.copied..batch_end, &mut |id, state| {
+                    self.id_buffer.push(id);
+                    self.spawn_buffer.push(*state);
+                });
+            switch.to.push(&self.id_buffer, &self.spawn_buffer);
+            switch.copied = batch_end;
+        }
+        self.finish_switch_if_copied();
+        copied
+    }
+
+    /// Where a pending switch stands, if there is one.
+    pub fn switch_progress(&self) -> Option<SwitchProgress> {
+        self.switch.as_ref().map(|s| SwitchProgress {
+            to: s.to.kind(),
+            copied: s.copied,
+            len: self.len(),
+        })
+    }
+
+    fn finish_switch_if_copied(&mut self) {
+        if self.switch.as_ref().is_some_and(|s| s.copied == self.len())
+            && let Some(switch) = self.switch.take()
+        {
+            self.layout = switch.to;
+        }
     }
 }
 

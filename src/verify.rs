@@ -1,5 +1,6 @@
 //! The project's public proof that the comparison is fair: every layout and variant, on one thread
-//! and on all, with layout switches and with churn, computes bit-identical states from one seed.
+//! and on all, with layout switches (at once, and spread over frames as the app does them) and with
+//! churn, computes bit-identical states from one seed.
 
 use crate::error::SimError;
 use crate::layout::LayoutKind;
@@ -56,25 +57,52 @@ impl Group {
     }
 }
 
-/// Steps `swarm` for `frames` frames, with `churn` spawns+removals before each frame, switching
-/// to the next layout of `LayoutKind::ALL` every `switch_every` frames when that is set.
-pub fn drive<S: Scalar>(
+/// How a run changes layout while it steps.
+#[derive(Clone, Copy, Debug)]
+enum Switches {
+    Never,
+    /// To the next layout of `LayoutKind::ALL` every this many frames, all entities at once.
+    AtOnce {
+        every: usize,
+    },
+    /// The same, but copying `per_frame` entities a frame while churn and stepping go on, as the
+    /// app does (a switch still pending when the next one is due is replaced by it).
+    Spread {
+        every: usize,
+        per_frame: usize,
+    },
+}
+
+/// Steps `swarm` for `frames` frames, with `churn` spawns+removals before each frame.
+fn drive<S: Scalar>(
     swarm: &mut Swarm<S>,
     config: &VerifyConfig,
     threads: Threads,
     churn: usize,
-    switch_every: Option<usize>,
+    switches: Switches,
 ) -> Result<(), SimError> {
+    let next_layout = |swarm: &Swarm<S>| {
+        let here = LayoutKind::ALL
+            .iter()
+            .position(|&k| k == swarm.kind())
+            .unwrap_or(0);
+        LayoutKind::ALL[(here + 1) % LayoutKind::ALL.len()]
+    };
     for frame in 0..config.frames {
-        if let Some(every) = switch_every
-            && frame > 0
-            && frame % every == 0
-        {
-            let here = LayoutKind::ALL
-                .iter()
-                .position(|&k| k == swarm.kind())
-                .unwrap_or(0);
-            swarm.switch_to(LayoutKind::ALL[(here + 1) % LayoutKind::ALL.len()])?;
+        let due = |every: usize| frame > 0 && frame % every == 0;
+        match switches {
+            Switches::Never => {}
+            Switches::AtOnce { every } => {
+                if due(every) {
+                    swarm.switch_to(next_layout(swarm))?;
+                }
+            }
+            Switches::Spread { every, per_frame } => {
+                if due(every) {
+                    swarm.begin_switch(next_layout(swarm))?;
+                }
+                swarm.switch_step(per_frame);
+            }
         }
         if churn > 0 {
             swarm.churn(churn)?;
@@ -89,10 +117,10 @@ fn run_one<S: Scalar>(
     kind: LayoutKind,
     threads: Threads,
     churn: usize,
-    switch_every: Option<usize>,
+    switches: Switches,
 ) -> Result<u64, SimError> {
     let mut swarm = Swarm::<S>::with_count(kind, config.seed, config.count)?;
-    drive(&mut swarm, config, threads, churn, switch_every)?;
+    drive(&mut swarm, config, threads, churn, switches)?;
     Ok(swarm.checksum())
 }
 
@@ -108,24 +136,24 @@ pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimErro
             for threads in Threads::BOTH {
                 runs.push(Run {
                     name: format!("{kind} threads={threads}"),
-                    checksum: run_one::<S>(config, kind, threads, churn, None)?,
+                    checksum: run_one::<S>(config, kind, threads, churn, Switches::Never)?,
                 });
             }
         }
+        let every = config.switch_every.max(1);
+        // About half the population a frame: most spread switches take two or three frames,
+        // with churn and steps in between.
+        let per_frame = config.count / 2 + 1;
         for threads in Threads::BOTH {
-            runs.push(Run {
-                name: format!(
-                    "switching every {} frames, threads={threads}",
-                    config.switch_every
-                ),
-                checksum: run_one::<S>(
-                    config,
-                    LayoutKind::ALL[0],
-                    threads,
-                    churn,
-                    Some(config.switch_every.max(1)),
-                )?,
-            });
+            for (how, switches) in [
+                ("at once", Switches::AtOnce { every }),
+                ("spread over frames", Switches::Spread { every, per_frame }),
+            ] {
+                runs.push(Run {
+                    name: format!("switching every {every} frames {how}, threads={threads}"),
+                    checksum: run_one::<S>(config, LayoutKind::ALL[0], threads, churn, switches)?,
+                });
+            }
         }
         let name = if churn > 0 {
             format!("{} {group} ({churn} spawned+removed per frame)", S::NAME)

@@ -148,6 +148,12 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         final_line.contains(&format!("{COUNT} entities")),
         "{final_line}"
     );
+    // Switches are carried out over frames; the last one asked for has landed.
+    let last = LayoutKind::ALL[LayoutKind::ALL.len() - 1];
+    assert!(
+        final_line.contains(&format!("layout {last}, ")),
+        "{final_line}"
+    );
     for kind in LayoutKind::ALL {
         assert!(
             stdout.contains(&format!("  {}", kind.name())),

@@ -94,7 +94,9 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter_map(|l| l.split_whitespace().last())
         .filter(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
         .count();
-    assert_eq!(checksums, 4 * (2 * LayoutKind::ALL.len() + 2), "{text}");
+    // Per group: every layout on 1 and all threads, and switching at once and spread, on both.
+    assert_eq!(checksums, 4 * (2 * LayoutKind::ALL.len() + 4), "{text}");
+    assert!(text.contains("spread over frames, threads=all"), "{text}");
     assert_eq!(text.matches("bit-identical").count(), 4);
 }
 

@@ -15,7 +15,8 @@ fn assert_all_agree<S: Scalar>(count: usize, frames: usize) {
     for group in run_suite::<S>(&config).unwrap() {
         let bad = group.mismatches();
         assert!(bad.is_empty(), "n={count} {}: {bad:?}", group.name);
-        assert_eq!(group.runs.len(), 2 * LayoutKind::ALL.len() + 2);
+        // Every layout on 1 and all threads, then switching at once and spread on both.
+        assert_eq!(group.runs.len(), 2 * LayoutKind::ALL.len() + 4);
     }
 }
 

@@ -1,5 +1,6 @@
 //! Random sequences of resize, churn, step and switch, from a seeded generator: every layout that
-//! follows the same sequence stays identical to a reference run, entity by entity.
+//! follows the same sequence stays identical to a reference run, entity by entity, and so does a
+//! swarm whose switches are spread over many small steps with everything else going on between.
 
 use rand::RngExt;
 use rand::SeedableRng;
@@ -13,51 +14,80 @@ enum Op {
     Churn(usize),
     Step(Threads),
     Switch(LayoutKind),
+    /// Carries a spread switch on by this many entities.
+    SwitchStep(usize),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Switching {
+    Never,
+    AtOnce,
+    Spread,
 }
 
 fn random_ops(seed: u64, len: usize) -> Vec<Op> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..len)
-        .map(|_| match rng.random_range(0..4) {
+        .map(|_| match rng.random_range(0..5) {
             0 => Op::Resize(rng.random_range(0..3000)),
             1 => Op::Churn(rng.random_range(0..400)),
             2 => Op::Step(Threads::BOTH[rng.random_range(0..2)]),
-            _ => Op::Switch(LayoutKind::ALL[rng.random_range(0..LayoutKind::ALL.len())]),
+            3 => Op::Switch(LayoutKind::ALL[rng.random_range(0..LayoutKind::ALL.len())]),
+            _ => Op::SwitchStep(rng.random_range(0..1200)),
         })
         .collect()
 }
 
-fn apply(swarm: &mut Swarm<f32>, op: Op, follow_switches: bool) {
+fn apply(swarm: &mut Swarm<f32>, op: Op, switching: Switching) {
     match op {
         Op::Resize(n) => swarm.resize(n).unwrap(),
         Op::Churn(k) => swarm.churn(k).unwrap(),
         Op::Step(threads) => swarm.step(Dt::default(), threads),
-        Op::Switch(kind) if follow_switches => swarm.switch_to(kind).unwrap(),
-        Op::Switch(_) => {}
+        Op::Switch(kind) => match switching {
+            Switching::Never => {}
+            Switching::AtOnce => swarm.switch_to(kind).unwrap(),
+            Switching::Spread => swarm.begin_switch(kind).unwrap(),
+        },
+        Op::SwitchStep(k) if switching == Switching::Spread => {
+            swarm.switch_step(k);
+        }
+        Op::SwitchStep(_) => {}
     }
 }
 
 #[test]
 fn every_layout_follows_random_sequences_exactly() {
-    for seed in 0..6 {
-        let ops = random_ops(seed, 40);
+    let mut completed_spread_switches = 0;
+    for seed in 0..8 {
+        let ops = random_ops(seed, 60);
         let mut reference = Swarm::<f32>::new(LayoutKind::Soa, seed);
         let mut switching = Swarm::<f32>::new(LayoutKind::EcsTable, seed);
+        let mut spreading = Swarm::<f32>::new(LayoutKind::Boxed, seed);
         let mut fixed: Vec<Swarm<f32>> = LayoutKind::ALL
             .into_iter()
             .map(|k| Swarm::new(k, seed))
             .collect();
         for (step, &op) in ops.iter().enumerate() {
-            apply(&mut reference, op, false);
-            apply(&mut switching, op, true);
+            apply(&mut reference, op, Switching::Never);
+            apply(&mut switching, op, Switching::AtOnce);
+            let kind_before = spreading.kind();
+            apply(&mut spreading, op, Switching::Spread);
+            if spreading.kind() != kind_before {
+                completed_spread_switches += 1;
+            }
             for swarm in &mut fixed {
-                apply(swarm, op, false);
+                apply(swarm, op, Switching::Never);
             }
             let expected = reference.checksum();
             assert_eq!(
                 switching.checksum(),
                 expected,
                 "seed {seed} step {step} {op:?}"
+            );
+            assert_eq!(
+                spreading.checksum(),
+                expected,
+                "seed {seed} step {step} {op:?}: spread switch"
             );
             for swarm in &fixed {
                 assert_eq!(
@@ -74,11 +104,83 @@ fn every_layout_follows_random_sequences_exactly() {
             expected,
             "seed {seed}: ids and states in order"
         );
+        // What a pending switch copied so far is read once it takes over.
+        let pending = spreading.switch_progress().map(|p| p.to);
+        spreading.switch_step(usize::MAX);
+        assert_eq!(spreading.switch_progress(), None);
+        if let Some(kind) = pending {
+            assert_eq!(spreading.kind(), kind);
+        }
+        assert_eq!(spreading.export(), expected, "seed {seed}: spread switch");
         for swarm in &fixed {
             assert_eq!(swarm.export(), expected, "seed {seed} in {}", swarm.kind());
             assert_eq!(swarm.next_id(), reference.next_id());
         }
     }
+    // The sequences must exercise switches that complete with other operations interleaved.
+    assert!(
+        completed_spread_switches >= 10,
+        "{completed_spread_switches}"
+    );
+}
+
+#[test]
+fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
+    let dt = Dt::default();
+    for kind in LayoutKind::ALL {
+        let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, 21, 5000).unwrap();
+        let from = if kind == LayoutKind::Aos {
+            LayoutKind::EcsSparse
+        } else {
+            LayoutKind::Aos
+        };
+        let mut spreading = Swarm::<f32>::with_count(from, 21, 5000).unwrap();
+        spreading.begin_switch(kind).unwrap();
+        for round in 0..6 {
+            spreading.switch_step(300);
+            for swarm in [&mut reference, &mut spreading] {
+                // Heavy churn removes many entities from the copied part, and appends behind it.
+                swarm.churn(900).unwrap();
+                swarm.step(dt, Threads::All);
+                if round == 3 {
+                    swarm.resize(2000).unwrap();
+                }
+            }
+            assert_eq!(spreading.kind(), from, "{kind}: still pending");
+            assert_eq!(spreading.checksum(), reference.checksum(), "{kind}");
+        }
+        let progress = spreading.switch_progress().expect("pending");
+        assert_eq!((progress.to, progress.len), (kind, 2000));
+        // Shrinking to what was copied completes the switch on the spot.
+        let copied = progress.copied;
+        assert!(copied > 0 && copied < 2000, "{copied}");
+        for swarm in [&mut reference, &mut spreading] {
+            swarm.resize(copied).unwrap();
+        }
+        assert_eq!(spreading.kind(), kind);
+        assert_eq!(spreading.export(), reference.export(), "{kind}");
+    }
+}
+
+#[test]
+fn switching_back_cancels_and_an_empty_swarm_switches_at_once() {
+    let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 2, 1000).unwrap();
+    swarm.begin_switch(LayoutKind::Boxed).unwrap();
+    swarm.switch_step(10);
+    swarm.begin_switch(LayoutKind::Boxed).unwrap();
+    assert_eq!(
+        swarm.switch_progress().unwrap().copied,
+        10,
+        "same kind: kept"
+    );
+    swarm.begin_switch(LayoutKind::Soa).unwrap();
+    assert_eq!(
+        (swarm.kind(), swarm.switch_progress()),
+        (LayoutKind::Soa, None)
+    );
+    let mut empty = Swarm::<f32>::new(LayoutKind::Soa, 2);
+    empty.begin_switch(LayoutKind::EcsTable).unwrap();
+    assert_eq!(empty.kind(), LayoutKind::EcsTable);
 }
 
 #[test]

@@ -127,7 +127,8 @@ fn controls(
     windows: &mut Query<&mut Window, With<PrimaryWindow>>,
 ) {
     ui.heading("entity-layouts");
-    let current = sim.driver.swarm.kind();
+    // The layout asked for, even while its entities are still being copied into it.
+    let current = sim.driver.requested_layout();
     egui::ComboBox::from_label("layout")
         .selected_text(current.label())
         .width(260.0)
@@ -146,6 +147,18 @@ fn controls(
                 }
             }
         });
+    if let Some(progress) = sim.driver.switch_progress() {
+        ui.add(
+            egui::ProgressBar::new(progress.copied as f32 / progress.len.max(1) as f32).text(
+                format!(
+                    "copying into {}: {} / {}",
+                    progress.to.name(),
+                    count_label(progress.copied),
+                    count_label(progress.len),
+                ),
+            ),
+        );
+    }
 
     let mut count = ui_state.count_slider.max(1_000);
     let slider = ui.add(

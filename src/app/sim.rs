@@ -3,7 +3,7 @@
 //! Every request from the panel, the keys or a script goes through `Sim`, which keeps the
 //! population as it was when a request is refused and says why.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
@@ -48,6 +48,16 @@ pub struct Notice {
     pub is_error: bool,
 }
 
+/// A layout switch under way, timed from the request to the frame its last chunk landed.
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchClock {
+    pub to: LayoutKind,
+    started: Instant,
+    frames: u32,
+    copy_ms: f32,
+    worst_copy_ms: f32,
+}
+
 #[derive(Resource)]
 pub struct Sim {
     pub driver: Driver,
@@ -55,8 +65,13 @@ pub struct Sim {
     /// This frame's timings, ms.
     pub grow_ms: f32,
     pub churn_ms: f32,
+    /// Copying entities into the layout being switched to.
+    pub switch_ms: f32,
     pub simulate_ms: f32,
     pub gather_ms: f32,
+    /// Whether this frame spawned toward the count or copied a switch chunk.
+    pub busy_this_frame: bool,
+    pub switch_clock: Option<SwitchClock>,
     /// Set when a change makes earlier scoreboard numbers incomparable.
     pub scoreboard_stale: bool,
     /// The count the scoreboard is for.
@@ -72,17 +87,23 @@ impl Sim {
             notice: None,
             grow_ms: 0.0,
             churn_ms: 0.0,
+            switch_ms: 0.0,
             simulate_ms: 0.0,
             gather_ms: 0.0,
+            busy_this_frame: false,
+            switch_clock: None,
             scoreboard_stale: true,
             scoreboard_count: 0,
             frozen: false,
         }
     }
 
+    /// Shows what happened (or why a request was refused) in the panel, and logs it, so a
+    /// scripted or headless run keeps the same record.
     fn report(&mut self, result: Result<String, SimError>) -> bool {
         match result {
             Ok(text) => {
+                println!("[frame {}] {text}", self.driver.frame());
                 self.notice = Some(Notice {
                     text,
                     is_error: false,
@@ -90,6 +111,7 @@ impl Sim {
                 true
             }
             Err(e) => {
+                eprintln!("[frame {}] refused: {e}", self.driver.frame());
                 self.notice = Some(Notice {
                     text: e.to_string(),
                     is_error: true,
@@ -99,20 +121,66 @@ impl Sim {
         }
     }
 
+    /// Starts a switch (carried out over the next frames, the swarm moving all along); asking for
+    /// the layout the swarm is in cancels a pending switch.
     pub fn set_layout(&mut self, kind: LayoutKind) -> bool {
-        if kind == self.driver.swarm.kind() {
+        if kind == self.driver.requested_layout() {
             return true;
         }
-        let started = Instant::now();
+        let current = self.driver.swarm.kind();
         let result = self.driver.set_layout(kind).map(|()| {
-            format!(
-                "switched to {} in {:.0} ms ({} entities carried over)",
-                kind.label(),
-                started.elapsed().as_secs_f64() * 1e3,
-                self.driver.swarm.len()
-            )
+            if kind == current {
+                self.switch_clock = None;
+                format!("switch cancelled: staying in {}", kind.label())
+            } else if self.driver.swarm.kind() == kind {
+                // Nothing to carry over: an empty swarm switches on the spot.
+                self.switch_clock = None;
+                format!("switched to {} (no entities yet)", kind.label())
+            } else {
+                self.switch_clock = Some(SwitchClock {
+                    to: kind,
+                    started: Instant::now(),
+                    frames: 0,
+                    copy_ms: 0.0,
+                    worst_copy_ms: 0.0,
+                });
+                format!(
+                    "switching to {} ({} entities to carry over)",
+                    kind.label(),
+                    self.driver.swarm.len()
+                )
+            }
         });
         self.report(result)
+    }
+
+    /// Counts this frame's copying toward the pending switch, and says so once it is done.
+    fn follow_switch(&mut self, copied: usize) {
+        let Some(clock) = self.switch_clock.as_mut() else {
+            return;
+        };
+        if copied > 0 {
+            clock.frames += 1;
+            clock.copy_ms += self.switch_ms;
+            clock.worst_copy_ms = clock.worst_copy_ms.max(self.switch_ms);
+        }
+        if self.driver.switch_progress().is_some() {
+            return;
+        }
+        let clock = *clock;
+        self.switch_clock = None;
+        if self.driver.swarm.kind() == clock.to {
+            let text = format!(
+                "switched to {}: {} entities carried over in {} frame(s), {:.0} ms after the request; copying took {:.0} ms, at most {:.0} ms in one frame",
+                clock.to.label(),
+                self.driver.swarm.len(),
+                clock.frames,
+                clock.started.elapsed().as_secs_f64() * 1e3,
+                clock.copy_ms,
+                clock.worst_copy_ms,
+            );
+            self.report(Ok(text));
+        }
     }
 
     pub fn set_count(&mut self, n: usize) -> bool {
@@ -149,10 +217,19 @@ impl Sim {
     pub fn growing(&self) -> bool {
         self.driver.swarm.len() < self.driver.target()
     }
+
+    /// Still copying entities into the layout being switched to.
+    pub fn switching(&self) -> bool {
+        self.driver.switch_progress().is_some()
+    }
 }
 
 fn ms_since(t: Instant) -> f32 {
-    (t.elapsed().as_secs_f64() * 1e3) as f32
+    ms(t.elapsed())
+}
+
+fn ms(d: Duration) -> f32 {
+    (d.as_secs_f64() * 1e3) as f32
 }
 
 fn simulate(mut sim: ResMut<Sim>) {
@@ -160,23 +237,17 @@ fn simulate(mut sim: ResMut<Sim>) {
     if sim.frozen {
         return;
     }
-    let t = Instant::now();
-    if let Err(e) = sim.driver.grow_step() {
-        // Memory ran out part way: keep what was spawned and stop growing there.
-        let len = sim.driver.swarm.len();
-        let _ = sim.driver.set_count(len);
+    // The same frame the core's script replay runs, so the two end in the same state.
+    let report = sim.driver.frame_step();
+    sim.grow_ms = ms(report.grow);
+    sim.churn_ms = ms(report.churn);
+    sim.switch_ms = ms(report.switch);
+    sim.simulate_ms = ms(report.simulate);
+    sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
+    if let Some(e) = report.error {
         sim.report(Err(e));
     }
-    sim.grow_ms = ms_since(t);
-    let t = Instant::now();
-    if let Err(e) = sim.driver.churn_step() {
-        let _ = sim.driver.set_churn(0);
-        sim.report(Err(e));
-    }
-    sim.churn_ms = ms_since(t);
-    let t = Instant::now();
-    sim.driver.simulate_step();
-    sim.simulate_ms = ms_since(t);
+    sim.follow_switch(report.copied);
 }
 
 fn gather(mut sim: ResMut<Sim>, mut points: ResMut<GatheredPoints>) {
@@ -208,8 +279,13 @@ fn record_frame(
         gather_ms: sim.gather_ms,
         upload_ms: upload.last_ms(),
     };
-    // Frames spent spawning or paused say nothing about a layout's steady cost.
-    let steady = !sim.growing() && !sim.driver.paused && !sim.frozen && frame_ms > 0.0;
+    // Frames spent spawning, switching or paused say nothing about a layout's steady cost.
+    let steady = !sim.growing()
+        && !sim.switching()
+        && !sim.busy_this_frame
+        && !sim.driver.paused
+        && !sim.frozen
+        && frame_ms > 0.0;
     let setting = Setting {
         kind: sim.driver.swarm.kind(),
         threads: sim.driver.threads,

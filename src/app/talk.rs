@@ -267,8 +267,11 @@ fn finish(
         println!("  {line}");
     }
     let swarm = &sim.driver.swarm;
+    let pending = sim.driver.switch_progress().map_or(String::new(), |p| {
+        format!(" (switch to {} pending: {} copied)", p.to, p.copied)
+    });
     println!(
-        "final: {} entities, layout {}, {} frames simulated, checksum {:016x}",
+        "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
         swarm.len(),
         swarm.kind(),
         sim.driver.frame(),

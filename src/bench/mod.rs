@@ -22,6 +22,7 @@ mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
 mod exp_random_access;
+mod exp_switch;
 mod exp_threads;
 mod exp_width;
 
@@ -117,6 +118,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_threads::ThreadScaling,
         &exp_gather::Gather,
         &exp_migration::Migration,
+        &exp_switch::Switch,
         &exp_memory::Memory,
         &exp_bandwidth::Bandwidth,
     ]

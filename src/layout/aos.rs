@@ -5,6 +5,7 @@
 //! interleaved `Float64Array(n * 8)` ("AoS") column.
 
 use std::collections::TryReserveError;
+use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind};
 use crate::memory::MemoryUse;
@@ -75,8 +76,8 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         });
     }
 
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, state) in self.ids.iter().zip(&self.entities) {
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids[range.clone()].iter().zip(&self.entities[range]) {
             visit(*id, state);
         }
     }

@@ -11,6 +11,7 @@
 //!   thousand spawns and despawns. The JS study's "shuffled" column.
 
 use std::collections::TryReserveError;
+use std::ops::Range;
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -118,8 +119,8 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         });
     }
 
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, state) in self.ids.iter().zip(&self.boxes) {
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids[range.clone()].iter().zip(&self.boxes[range]) {
             visit(*id, state);
         }
     }

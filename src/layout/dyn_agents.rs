@@ -10,6 +10,7 @@
 //! runs the same `move_one` / `regen_one`, so results are identical.
 
 use std::collections::TryReserveError;
+use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind};
 use crate::memory::{MemoryUse, malloc_chunk_bytes};
@@ -203,8 +204,8 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         });
     }
 
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, agent) in self.ids.iter().zip(&self.agents) {
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, agent) in self.ids[range.clone()].iter().zip(&self.agents[range]) {
             visit(*id, &agent.state());
         }
     }

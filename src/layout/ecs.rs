@@ -17,6 +17,7 @@
 
 use std::collections::TryReserveError;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::entity::Entity;
@@ -360,11 +361,11 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
     }
 
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
         // One entity lookup per entity through a prepared query, instead of one per component:
         // this is what a layout switch out of the ECS costs.
         let query = self.everything.query_manual(&self.world);
-        for &entity in &self.entities {
+        for &entity in &self.entities[range] {
             // After `world_mut` added archetypes the prepared query may not know, read directly.
             let found = query.get(entity).ok().or_else(|| {
                 let e = self.world.get_entity(entity).ok()?;

@@ -15,6 +15,7 @@ mod soa;
 
 use std::collections::TryReserveError;
 use std::fmt;
+use std::ops::Range;
 
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
@@ -54,8 +55,13 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// `out` (`out.len() == self.len()`), in whatever order is fastest for this layout: the
     /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering.
     fn gather_points(&mut self, out: &mut [u32], threads: Threads);
+    /// Visits the entities at logical indices `range`, in order (a layout switch spread over
+    /// frames reads one chunk per frame this way).
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>));
     /// Visits every entity in logical order.
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>));
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        self.for_each_entity_in(0..self.len(), visit);
+    }
     fn memory(&self) -> MemoryUse;
 }
 

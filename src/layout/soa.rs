@@ -5,6 +5,7 @@
 //! Reproduces the studies' "SoA" / "ECS (SoA)" rows.
 
 use std::collections::TryReserveError;
+use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind};
 use crate::memory::MemoryUse;
@@ -130,9 +131,9 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         });
     }
 
-    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (i, &id) in self.ids.iter().enumerate() {
-            visit(id, &self.state(i));
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for i in range {
+            visit(self.ids[i], &self.state(i));
         }
     }
 
