@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# There, on the borrowed GPU machine, as one call (carry .device-carry and .gl; $OUT comes back):
+# the app's frame-time matrix at 1M, 4M and 10M entities with a real GPU, then the bench
+# experiments that a 16-core machine answers differently. Prepared here by scripts/device-pack.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-device-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/device.log") 2>&1
+
+if ! ldconfig -p | grep -q libvulkan; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+bin=/tmp/entity-layouts
+gunzip -c .device-carry/entity-layouts.gz >"$bin" && chmod +x "$bin"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nproc; grep -m1 'model name' /proc/cpuinfo
+
+echo "== app, headless, real GPU"
+BIN=$bin OUT_DIR="$OUT/app" FRAMES=${FRAMES:-30} scripts/measure-app.sh
+
+echo "== bench on $(nproc) cores"
+"$bin" bench ${BENCH_FLAGS:-} --only "${BENCH_ONLY:-threads,bandwidth,gather,ecs-vs-soa,switch}" --out "$OUT/bench" >/dev/null
+sed -n '/^## /,$p' "$OUT/bench/results.md"
