@@ -82,8 +82,12 @@ impl Driver {
     /// the population untouched, when `n` is over the maximum or over what memory allows.
     pub fn set_count(&mut self, n: usize) -> Result<(), SimError> {
         self.swarm.check_fits(self.swarm.kind(), n)?;
-        if n < self.swarm.len() {
+        let len = self.swarm.len();
+        if n < len {
             self.swarm.resize(n)?;
+        } else {
+            // Room for the whole target now, so the frames that grow toward it never reallocate.
+            self.swarm.reserve(n - len)?;
         }
         self.target = n;
         Ok(())

@@ -178,6 +178,15 @@ impl<S: Scalar> Swarm<S> {
         Self::fits(self.max_entities, kind, len, n.saturating_sub(len))
     }
 
+    /// Makes room for `additional` more entities up front, so that growing by that many later
+    /// never reallocates: a doubling `Vec` is moved by remapping pages in a fresh process, but
+    /// once big layouts have been freed the allocator may copy all of it within one frame.
+    /// Bevy's tables offer no way to reserve; for the ECS this only checks memory.
+    pub fn reserve(&mut self, additional: usize) -> Result<(), SimError> {
+        self.wait_for_frees();
+        Self::make_room(self.max_entities, self.layout.as_mut(), additional)
+    }
+
     /// Grows to or shrinks to `n` entities: growing appends freshly seeded entities with new ids,
     /// shrinking drops from the tail. On error the population is left exactly as it was.
     pub fn resize(&mut self, n: usize) -> Result<(), SimError> {

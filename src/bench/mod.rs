@@ -18,6 +18,7 @@ mod exp_ecs_vs_soa;
 mod exp_filtered;
 mod exp_fragmentation;
 mod exp_gather;
+mod exp_grow;
 mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
@@ -119,6 +120,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_gather::Gather,
         &exp_migration::Migration,
         &exp_switch::Switch,
+        &exp_grow::Grow,
         &exp_memory::Memory,
         &exp_bandwidth::Bandwidth,
     ]

@@ -1,0 +1,108 @@
+//! Growing to a big count the way the app does (past the studies): the request reserves room for
+//! the whole target, then each frame spawns 250,000 more and steps the population so far. What
+//! a speaker sees is the longest frame: a `Vec` or Bevy table that doubles copies everything it
+//! holds within one frame.
+
+use std::time::Instant;
+
+use super::harness::Stats;
+use super::record::{Record, find};
+use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
+use crate::driver::{Driver, GROW_CHUNK};
+use crate::layout::LayoutKind;
+
+pub struct Grow;
+
+const NAME: &str = "grow";
+const LAYOUTS: [LayoutKind; 4] = [
+    LayoutKind::Soa,
+    LayoutKind::Aos,
+    LayoutKind::Boxed,
+    LayoutKind::EcsTable,
+];
+
+fn target(cfg: &BenchConfig) -> usize {
+    cfg.pick(10_000_000, 1_000_000)
+}
+
+impl Experiment for Grow {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Growing over frames: the app's entity slider from 0 to the top (past the studies)"
+    }
+
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        LAYOUTS.iter().map(|k| k.name()).collect()
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let kind = LayoutKind::parse(cell)?;
+        let n = target(cfg);
+        let mut driver = Driver::new(kind, SEED);
+        let t = Instant::now();
+        driver.set_count(n)?;
+        let request_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut spawn = Vec::new();
+        let mut frames = Vec::new();
+        while driver.swarm.len() < n {
+            let t = Instant::now();
+            let report = driver.frame_step();
+            if let Some(e) = report.error {
+                return Err(e.into());
+            }
+            spawn.push(report.grow.as_secs_f64() * 1e3);
+            frames.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+        let rec = Record::new(NAME, kind.name(), "f32", n);
+        Ok(vec![
+            rec.clone().value("request_ms", "ms", request_ms),
+            rec.clone().value("frames", "frames", spawn.len() as f64),
+            rec.clone()
+                .value("spawn_total_ms", "ms", spawn.iter().sum()),
+            rec.clone().value("spawn_max_ms", "ms", max(&spawn)),
+            rec.clone().value("frame_max_ms", "ms", max(&frames)),
+            rec.with("spawn_ms_per_frame", "ms", Stats::from_samples(spawn)),
+        ])
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let rows: Vec<Vec<String>> = LAYOUTS
+            .iter()
+            .filter_map(|kind| {
+                let get = |metric: &str| find(mine, &kind.name(), "", "", 0, "", metric);
+                Some(vec![
+                    format!("`{kind}`"),
+                    fmt_num(get("request_ms")?.p50),
+                    fmt_num(get("frames")?.p50),
+                    fmt_num(get("spawn_total_ms")?.p50),
+                    format!(
+                        "{} / {}",
+                        fmt_num(get("spawn_ms_per_frame")?.p50),
+                        fmt_num(get("spawn_max_ms")?.p50)
+                    ),
+                    fmt_num(get("frame_max_ms")?.p50),
+                ])
+            })
+            .collect();
+        format!(
+            "0 to {} entities, f32, one thread, {} spawned per frame, each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
+            fmt_count(target(cfg) as u64),
+            fmt_count(GROW_CHUNK as u64),
+            table(
+                &[
+                    "layout",
+                    "request, ms",
+                    "frames",
+                    "spawning total, ms",
+                    "spawn per frame p50 / max, ms",
+                    "longest frame, ms",
+                ],
+                &rows
+            )
+        )
+    }
+}
