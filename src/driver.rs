@@ -122,12 +122,12 @@ impl Driver {
     }
 
     /// Copies the next chunk of a pending switch; returns how many entities were copied.
-    pub fn switch_step(&mut self) -> usize {
+    fn switch_step(&mut self) -> usize {
         self.swarm.switch_step(SWITCH_CHUNK)
     }
 
     /// Spawns the next chunk toward the target; returns how many were spawned.
-    pub fn grow_step(&mut self) -> Result<usize, SimError> {
+    fn grow_step(&mut self) -> Result<usize, SimError> {
         let missing = self.target.saturating_sub(self.swarm.len());
         let chunk = missing.min(GROW_CHUNK);
         if chunk > 0 {
@@ -137,7 +137,7 @@ impl Driver {
     }
 
     /// Churn for this frame (nothing while paused).
-    pub fn churn_step(&mut self) -> Result<(), SimError> {
+    fn churn_step(&mut self) -> Result<(), SimError> {
         if !self.paused && self.churn > 0 {
             self.swarm.churn(self.churn)?;
         }
@@ -145,7 +145,7 @@ impl Driver {
     }
 
     /// Move and regen for this frame (nothing while paused); counts the frame either way.
-    pub fn simulate_step(&mut self) {
+    fn simulate_step(&mut self) {
         if !self.paused {
             self.swarm.step(self.dt, self.threads);
         }

@@ -62,10 +62,8 @@ pub struct SwitchClock {
 pub struct Sim {
     pub driver: Driver,
     pub notice: Option<Notice>,
-    /// This frame's timings, ms.
-    pub grow_ms: f32,
-    pub churn_ms: f32,
-    /// Copying entities into the layout being switched to.
+    /// This frame's timings, ms: copying into the layout being switched to, move + regen, and
+    /// gathering the points.
     pub switch_ms: f32,
     pub simulate_ms: f32,
     pub gather_ms: f32,
@@ -85,8 +83,6 @@ impl Sim {
         Self {
             driver,
             notice: None,
-            grow_ms: 0.0,
-            churn_ms: 0.0,
             switch_ms: 0.0,
             simulate_ms: 0.0,
             gather_ms: 0.0,
@@ -239,8 +235,6 @@ fn simulate(mut sim: ResMut<Sim>) {
     }
     // The same frame the core's script replay runs, so the two end in the same state.
     let report = sim.driver.frame_step();
-    sim.grow_ms = ms(report.grow);
-    sim.churn_ms = ms(report.churn);
     sim.switch_ms = ms(report.switch);
     sim.simulate_ms = ms(report.simulate);
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use super::harness::Stats;
 use super::record::{Record, find};
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
+use super::{
+    BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms_since, table,
+};
 use crate::driver::{Driver, GROW_CHUNK};
 use crate::layout::LayoutKind;
 
@@ -44,7 +46,7 @@ impl Experiment for Grow {
         let mut driver = Driver::new(kind, SEED);
         let t = Instant::now();
         driver.set_count(n)?;
-        let request_ms = t.elapsed().as_secs_f64() * 1e3;
+        let request_ms = ms_since(t);
         let mut spawn = Vec::new();
         let mut frames = Vec::new();
         while driver.swarm.len() < n {
@@ -54,17 +56,16 @@ impl Experiment for Grow {
                 return Err(e.into());
             }
             spawn.push(report.grow.as_secs_f64() * 1e3);
-            frames.push(t.elapsed().as_secs_f64() * 1e3);
+            frames.push(ms_since(t));
         }
-        let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
         let rec = Record::new(NAME, kind.name(), "f32", n);
         Ok(vec![
             rec.clone().value("request_ms", "ms", request_ms),
             rec.clone().value("frames", "frames", spawn.len() as f64),
             rec.clone()
                 .value("spawn_total_ms", "ms", spawn.iter().sum()),
-            rec.clone().value("spawn_max_ms", "ms", max(&spawn)),
-            rec.clone().value("frame_max_ms", "ms", max(&frames)),
+            rec.clone().value("spawn_max_ms", "ms", max_of(&spawn)),
+            rec.clone().value("frame_max_ms", "ms", max_of(&frames)),
             rec.with("spawn_ms_per_frame", "ms", Stats::from_samples(spawn)),
         ])
     }

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use super::harness::Stats;
 use super::record::{Record, find};
-use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
+use super::{
+    BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms_since, table,
+};
 use crate::driver::SWITCH_CHUNK;
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -30,10 +32,6 @@ const PAIRS: [(LayoutKind, LayoutKind); 4] = [
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
-}
-
-fn ms_since(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
 }
 
 fn pair_name(from: LayoutKind, to: LayoutKind) -> String {
@@ -98,8 +96,8 @@ impl Experiment for Switch {
             frames.push(ms_since(t));
         }
         swarm.wait_for_frees();
-        let worst = frames.iter().copied().fold(0.0, f64::max);
-        let worst_copy = copies.iter().copied().fold(0.0, f64::max);
+        let worst = max_of(&frames);
+        let worst_copy = max_of(&copies);
         Ok(vec![
             rec.clone()
                 .param("at once")

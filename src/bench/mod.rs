@@ -301,6 +301,16 @@ pub fn fill_seeded<S: crate::scalar::Scalar>(
     states
 }
 
+/// Milliseconds since `t`, for the experiments that time one-off events rather than repeats.
+pub fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The largest sample (0 for none): the worst frame of a run.
+pub fn max_of(samples: &[f64]) -> f64 {
+    samples.iter().copied().fold(0.0, f64::max)
+}
+
 /// A Markdown table from a header and rows.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = format!(
