@@ -6,11 +6,14 @@
 
 use std::time::{Duration, Instant};
 
+use crate::action::{Action, Outcome};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::swarm::{Swarm, SwitchProgress};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::swarm::{Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
-use crate::workload::Dt;
+use crate::workload::{Dt, SpawnPattern};
 
 /// The app's entity slider tops out here; the driver refuses more with an error naming it.
 pub const APP_MAX_ENTITIES: usize = 10_000_000;
@@ -39,17 +42,24 @@ pub struct FrameReport {
     pub error: Option<SimError>,
 }
 
-pub struct Driver {
-    pub swarm: Swarm<f32>,
+/// The live simulation: a swarm, the count it is growing or shrinking to, and the settings a
+/// person changes (through [`Driver::apply`], the one way in). `S` is `f32` for the app; `verify`
+/// runs `f64` too.
+pub struct Driver<S: Scalar = f32> {
+    swarm: Swarm<S>,
     target: usize,
-    pub threads: Threads,
+    threads: Threads,
     churn: usize,
-    pub paused: bool,
-    pub dt: Dt,
+    paused: bool,
+    dt: Dt,
     frame: u64,
+    grow_chunk: usize,
+    switch_chunk: usize,
 }
 
-impl Driver {
+impl<S: Scalar> Driver<S> {
+    /// A driver as the app runs it: empty, capped at [`APP_MAX_ENTITIES`], growing and switching
+    /// [`GROW_CHUNK`] and [`SWITCH_CHUNK`] entities a frame.
     pub fn new(kind: LayoutKind, seed: u64) -> Self {
         let mut swarm = Swarm::new(kind, seed);
         swarm.set_max_entities(APP_MAX_ENTITIES);
@@ -61,7 +71,53 @@ impl Driver {
             paused: false,
             dt: Dt::default(),
             frame: 0,
+            grow_chunk: GROW_CHUNK,
+            switch_chunk: SWITCH_CHUNK,
         }
+    }
+
+    /// Entities spawned and copied per frame while growing and switching (`usize::MAX`: all at
+    /// once, on the next frame).
+    pub fn with_chunks(mut self, grow: usize, switch: usize) -> Self {
+        self.grow_chunk = grow.max(1);
+        self.switch_chunk = switch.max(1);
+        self
+    }
+
+    pub fn with_dt(mut self, dt: Dt) -> Self {
+        self.dt = dt;
+        self
+    }
+
+    pub fn with_max_entities(mut self, max: usize) -> Self {
+        self.swarm.set_max_entities(max);
+        self
+    }
+
+    pub fn with_spawn_pattern(mut self, pattern: SpawnPattern) -> Self {
+        self.swarm.set_spawn_pattern(pattern);
+        self
+    }
+
+    /// Entities alive now.
+    pub fn len(&self) -> usize {
+        self.swarm.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.swarm.is_empty()
+    }
+
+    /// The layout the entities are in (the one stepped, gathered and reported).
+    pub fn kind(&self) -> LayoutKind {
+        self.swarm.kind()
+    }
+
+    /// The layout the swarm is in, or is being switched to.
+    pub fn requested_layout(&self) -> LayoutKind {
+        self.swarm
+            .switch_progress()
+            .map_or(self.swarm.kind(), |p| p.to)
     }
 
     /// The count the swarm is growing or shrinking to.
@@ -69,8 +125,25 @@ impl Driver {
         self.target
     }
 
+    /// Still spawning toward the requested count.
+    pub fn growing(&self) -> bool {
+        self.swarm.len() < self.target
+    }
+
     pub fn churn(&self) -> usize {
         self.churn
+    }
+
+    pub fn threads(&self) -> Threads {
+        self.threads
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    pub fn max_entities(&self) -> usize {
+        self.swarm.max_entities()
     }
 
     /// Frames simulated or skipped so far.
@@ -78,9 +151,76 @@ impl Driver {
         self.frame
     }
 
+    pub fn memory(&self) -> MemoryUse {
+        self.swarm.memory()
+    }
+
+    pub fn switch_progress(&self) -> Option<SwitchProgress> {
+        self.swarm.switch_progress()
+    }
+
+    pub fn checksum(&self) -> u64 {
+        self.swarm.checksum()
+    }
+
+    pub fn export(&self) -> Snapshot<S> {
+        self.swarm.export()
+    }
+
+    /// Every entity's packed point into `out`, on the driver's thread setting.
+    pub fn gather_points(&mut self, out: &mut Vec<u32>) {
+        self.swarm.gather_points(out, self.threads);
+    }
+
+    /// Waits until layouts replaced by switches are freed (benchmarks, before measuring).
+    pub fn wait_for_frees(&mut self) {
+        self.swarm.wait_for_frees();
+    }
+
+    /// Carries out an action that changes the simulation; the others are
+    /// [`Outcome::NotForDriver`]. A refused action changes nothing and says why.
+    pub fn apply(&mut self, action: &Action) -> Result<Outcome, SimError> {
+        let changed = |was_different: bool| {
+            if was_different {
+                Outcome::Changed
+            } else {
+                Outcome::Unchanged
+            }
+        };
+        match *action {
+            Action::Layout(kind) => self.set_layout(kind),
+            Action::Count(n) => {
+                let different = n != self.target;
+                self.set_count(n)?;
+                Ok(changed(different))
+            }
+            Action::Churn(n) => {
+                let different = n != self.churn;
+                self.set_churn(n)?;
+                Ok(changed(different))
+            }
+            Action::Threads(threads) => {
+                let different = threads != self.threads;
+                self.threads = threads;
+                Ok(changed(different))
+            }
+            Action::Pause(paused) => {
+                let different = paused != self.paused;
+                self.paused = paused;
+                Ok(changed(different))
+            }
+            Action::Wait(_)
+            | Action::Screenshot(_)
+            | Action::Say(_)
+            | Action::ShowPanel(_)
+            | Action::Export
+            | Action::Exit => Ok(Outcome::NotForDriver),
+        }
+    }
+
     /// Asks for `n` entities: shrinking happens now, growing over the next frames. Refused, with
     /// the population untouched, when `n` is over the maximum or over what memory allows.
-    pub fn set_count(&mut self, n: usize) -> Result<(), SimError> {
+    fn set_count(&mut self, n: usize) -> Result<(), SimError> {
         self.swarm.check_fits(self.swarm.kind(), n)?;
         let len = self.swarm.len();
         if n < len {
@@ -93,7 +233,7 @@ impl Driver {
         Ok(())
     }
 
-    pub fn set_churn(&mut self, per_frame: usize) -> Result<(), SimError> {
+    fn set_churn(&mut self, per_frame: usize) -> Result<(), SimError> {
         if per_frame > MAX_CHURN {
             return Err(SimError::BadChurn {
                 value: per_frame,
@@ -104,32 +244,35 @@ impl Driver {
         Ok(())
     }
 
-    /// Starts moving every entity into `kind`, carried out over the next frames
-    /// ([`SWITCH_CHUNK`] entities each) while the swarm keeps moving in its current layout.
-    pub fn set_layout(&mut self, kind: LayoutKind) -> Result<(), SimError> {
-        self.swarm.begin_switch(kind)
-    }
-
-    /// The layout the swarm is in, or is being switched to.
-    pub fn requested_layout(&self) -> LayoutKind {
-        self.swarm
-            .switch_progress()
-            .map_or(self.swarm.kind(), |p| p.to)
-    }
-
-    pub fn switch_progress(&self) -> Option<SwitchProgress> {
-        self.swarm.switch_progress()
+    /// Starts moving every entity into `kind`, carried out over the next frames while the swarm
+    /// keeps moving in its current layout; asking for the current layout cancels a pending switch.
+    fn set_layout(&mut self, kind: LayoutKind) -> Result<Outcome, SimError> {
+        if kind == self.requested_layout() {
+            return Ok(Outcome::Unchanged);
+        }
+        let current = self.swarm.kind();
+        self.swarm.begin_switch(kind)?;
+        Ok(if kind == current {
+            Outcome::SwitchCancelled { staying: kind }
+        } else if self.swarm.kind() == kind {
+            Outcome::Switched { to: kind }
+        } else {
+            Outcome::SwitchStarted {
+                to: kind,
+                entities: self.swarm.len(),
+            }
+        })
     }
 
     /// Copies the next chunk of a pending switch; returns how many entities were copied.
     fn switch_step(&mut self) -> usize {
-        self.swarm.switch_step(SWITCH_CHUNK)
+        self.swarm.switch_step(self.switch_chunk)
     }
 
     /// Spawns the next chunk toward the target; returns how many were spawned.
     fn grow_step(&mut self) -> Result<usize, SimError> {
         let missing = self.target.saturating_sub(self.swarm.len());
-        let chunk = missing.min(GROW_CHUNK);
+        let chunk = missing.min(self.grow_chunk);
         if chunk > 0 {
             self.swarm.grow(chunk)?;
         }
@@ -152,8 +295,10 @@ impl Driver {
         self.frame += 1;
     }
 
-    /// A whole frame: grow, churn, switch, simulate, each timed. A refused grow (memory ran out
-    /// part way) keeps what was spawned and stops growing there; a refused churn turns churn off.
+    /// THE frame: grow, churn, switch, simulate, each timed. Everything that steps frames (the
+    /// app, `script::replay`, `verify`, `soak`, the bench's switch and grow experiments) calls
+    /// this. A refused grow (memory ran out part way) keeps what was spawned and stops growing
+    /// there; a refused churn turns churn off.
     pub fn frame_step(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let t = Instant::now();
@@ -185,71 +330,113 @@ impl Driver {
 mod tests {
     use super::*;
 
+    fn driver(kind: LayoutKind, seed: u64) -> Driver {
+        Driver::new(kind, seed)
+    }
+
     #[test]
     fn growing_is_spread_over_frames_and_shrinking_is_immediate() {
-        let mut d = Driver::new(LayoutKind::Soa, 1);
-        d.set_count(GROW_CHUNK * 2 + 10).unwrap();
+        let mut d = driver(LayoutKind::Soa, 1);
+        d.apply(&Action::Count(GROW_CHUNK * 2 + 10)).unwrap();
         d.frame_step();
-        assert_eq!(d.swarm.len(), GROW_CHUNK);
+        assert_eq!(d.len(), GROW_CHUNK);
         d.frame_step();
         d.frame_step();
-        assert_eq!(d.swarm.len(), GROW_CHUNK * 2 + 10);
-        d.set_count(5).unwrap();
-        assert_eq!(d.swarm.len(), 5);
+        assert_eq!(d.len(), GROW_CHUNK * 2 + 10);
+        d.apply(&Action::Count(5)).unwrap();
+        assert_eq!(d.len(), 5);
     }
 
     #[test]
     fn a_switch_is_spread_over_frames_while_the_swarm_keeps_moving() {
         let n = SWITCH_CHUNK * 2 + 10;
-        let mut switching = Driver::new(LayoutKind::Soa, 3);
-        let mut staying = Driver::new(LayoutKind::Soa, 3);
+        let mut switching = driver(LayoutKind::Soa, 3);
+        let mut staying = driver(LayoutKind::Soa, 3);
         for d in [&mut switching, &mut staying] {
-            d.set_count(n).unwrap();
-            d.set_churn(1000).unwrap();
-            while d.swarm.len() < n {
+            d.apply(&Action::Count(n)).unwrap();
+            d.apply(&Action::Churn(1000)).unwrap();
+            while d.len() < n {
                 d.frame_step();
             }
         }
-        switching.set_layout(LayoutKind::Aos).unwrap();
+        assert_eq!(
+            switching.apply(&Action::Layout(LayoutKind::Aos)),
+            Ok(Outcome::SwitchStarted {
+                to: LayoutKind::Aos,
+                entities: n
+            })
+        );
         assert_eq!(switching.requested_layout(), LayoutKind::Aos);
         let mut copied = Vec::new();
         for _ in 0..4 {
             copied.push(switching.frame_step().copied);
             staying.frame_step();
-            assert_eq!(switching.swarm.checksum(), staying.swarm.checksum());
+            assert_eq!(switching.checksum(), staying.checksum());
         }
         // Churn keeps the count (1000 spawned, 1000 removed, some of them already copied).
         assert_eq!(copied, [SWITCH_CHUNK, SWITCH_CHUNK, 10, 0]);
-        assert_eq!(switching.swarm.kind(), LayoutKind::Aos);
+        assert_eq!(switching.kind(), LayoutKind::Aos);
         assert_eq!(switching.switch_progress(), None);
-        assert_eq!(switching.swarm.export(), staying.swarm.export());
+        assert_eq!(switching.export(), staying.export());
+    }
+
+    #[test]
+    fn layout_requests_say_what_they_did() {
+        let mut d = driver(LayoutKind::Soa, 1);
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Aos)),
+            Ok(Outcome::Switched {
+                to: LayoutKind::Aos
+            }),
+            "an empty swarm switches on the spot"
+        );
+        d.apply(&Action::Count(100)).unwrap();
+        d.frame_step();
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Aos)),
+            Ok(Outcome::Unchanged)
+        );
+        d.apply(&Action::Layout(LayoutKind::Boxed)).unwrap();
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Aos)),
+            Ok(Outcome::SwitchCancelled {
+                staying: LayoutKind::Aos
+            })
+        );
+        assert_eq!(d.apply(&Action::Exit), Ok(Outcome::NotForDriver));
+        assert_eq!(d.apply(&Action::Pause(false)), Ok(Outcome::Unchanged));
+        assert_eq!(d.apply(&Action::Pause(true)), Ok(Outcome::Changed));
+        assert!(d.paused());
     }
 
     #[test]
     fn bad_settings_are_refused_and_nothing_changes() {
-        let mut d = Driver::new(LayoutKind::Aos, 1);
-        d.set_count(1000).unwrap();
+        let mut d = driver(LayoutKind::Aos, 1);
+        d.apply(&Action::Count(1000)).unwrap();
         d.frame_step();
-        let before = d.swarm.checksum();
-        let err = d.set_count(APP_MAX_ENTITIES + 1).unwrap_err().to_string();
+        let before = d.checksum();
+        let err = d
+            .apply(&Action::Count(APP_MAX_ENTITIES + 1))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("10000000"), "{err}");
-        let err = d.set_churn(MAX_CHURN + 1).unwrap_err().to_string();
+        let err = d
+            .apply(&Action::Churn(MAX_CHURN + 1))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("0 to 100000"), "{err}");
-        assert_eq!(
-            (d.target(), d.churn(), d.swarm.checksum()),
-            (1000, 0, before)
-        );
+        assert_eq!((d.target(), d.churn(), d.checksum()), (1000, 0, before));
     }
 
     #[test]
     fn paused_frames_change_nothing() {
-        let mut d = Driver::new(LayoutKind::EcsTable, 1);
-        d.set_count(500).unwrap();
-        d.set_churn(10).unwrap();
+        let mut d = driver(LayoutKind::EcsTable, 1);
+        d.apply(&Action::Count(500)).unwrap();
+        d.apply(&Action::Churn(10)).unwrap();
         d.frame_step();
-        d.paused = true;
-        let before = d.swarm.checksum();
+        d.apply(&Action::Pause(true)).unwrap();
+        let before = d.checksum();
         d.frame_step();
-        assert_eq!(d.swarm.checksum(), before);
+        assert_eq!(d.checksum(), before);
     }
 }

@@ -24,12 +24,6 @@ pub enum SimError {
         fits: usize,
     },
 
-    #[error("unknown layout '{name}'; accepted: {accepted}")]
-    UnknownLayout { name: String, accepted: String },
-
-    #[error("{kinds} entity kinds is not offered for the dyn layout; accepted: 1, 2, 4 or 12")]
-    BadKinds { kinds: usize },
-
     #[error(
         "churn of {value} per frame is not accepted; accepted: 0 to {max} spawns and removals per frame"
     )]

@@ -1,9 +1,28 @@
 //! entity-layouts: how much does the memory layout of your entities cost per frame?
 //!
-//! The storage core: one workload ([`workload`]), the layouts under test ([`layout`]), a
-//! population driven identically whatever its layout ([`swarm`]), and the proof that every layout
-//! computes the same thing ([`verify`]). On top of it, the headless bench ([`bench`]).
+//! The crate in tiers, each using only the ones above it:
+//!
+//! **The storage core**, what every face of the project runs:
+//! - [`scalar`]: the number type fields are stored in (`f32` for the app, `f64` for the JS study).
+//! - [`workload`]: the entity's eight fields, how entity *i* is born, and the only copy of the
+//!   per-entity math (`move_one`, `regen_one`, `pack_point`).
+//! - [`threads`]: one thread or all cores, through Bevy's task pool.
+//! - [`memory`]: bytes per entity, resident and available memory, handing memory back.
+//! - [`layout`]: the storages under test, one file each, one trait.
+//! - [`swarm`]: one population in one layout: resize, churn, step, switch, checksum.
+//! - [`action`] and [`driver`]: what a person can ask for, and THE frame (`Driver::frame_step`).
+//!
+//! **Built on the core**:
+//! - [`values`]: one parser per value a person types (count, churn, threads, layout, size).
+//! - [`script`]: the text format of timed actions, and a windowless replay.
+//! - [`verify`]: the proof that every layout computes bit-identical states.
+//! - [`bench`]: the headless bench, the studies' experiments and past them.
+//!
+//! The windowed app (`src/app/`, behind the `app` feature) sits on top of all of it.
 
+#![forbid(unsafe_code)]
+
+pub mod action;
 pub mod bench;
 pub mod driver;
 pub mod error;
@@ -13,12 +32,15 @@ pub mod scalar;
 pub mod script;
 pub mod swarm;
 pub mod threads;
+pub mod values;
 pub mod verify;
 pub mod workload;
 
+pub use action::{Action, Outcome};
+pub use driver::Driver;
 pub use error::SimError;
 pub use layout::{Layout, LayoutKind};
 pub use scalar::Scalar;
 pub use swarm::{Snapshot, Swarm};
 pub use threads::Threads;
-pub use workload::{Dt, EntityState};
+pub use workload::{Dt, EntityState, SpawnPattern};

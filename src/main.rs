@@ -10,8 +10,11 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use entity_layouts::bench::{self, BenchConfig, BenchError};
+use entity_layouts::values::{
+    BenchCount, Churn, DotSize, EntityCount, Frames, UiScale, WindowSize,
+};
 use entity_layouts::verify::{Group, VerifyConfig, run_suite};
-use entity_layouts::{Dt, threads};
+use entity_layouts::{Dt, LayoutKind, Threads, threads};
 
 #[derive(Parser)]
 #[command(
@@ -27,22 +30,24 @@ struct Cli {
     app: AppArgs,
 }
 
-/// Options of the window (the default command).
+/// Options of the window (the default command). Every value goes through the parser the
+/// scripts and the bench use too (`entity_layouts::values`), so a bad one is exit code 2 with the
+/// accepted range before a window opens.
 #[derive(Args)]
 struct AppArgs {
     /// Layout to start with: ecs-table, ecs-sparse, ecs-contiguous, soa, aos, boxed,
     /// boxed-shuffled, dyn-1, dyn-2, dyn-4, dyn-12.
     #[arg(long, default_value = "ecs-table")]
-    layout: String,
+    layout: LayoutKind,
     /// Entities to start with, 0 to 10,000,000 (1e6 and 100_000 work too).
     #[arg(long, default_value = "100000", allow_hyphen_values = true)]
-    count: String,
+    count: EntityCount,
     /// 1 or all.
     #[arg(long, default_value = "1")]
-    threads: String,
+    threads: Threads,
     /// Spawns and removals per frame, 0 to 100,000.
     #[arg(long, default_value = "0", allow_hyphen_values = true)]
-    churn: String,
+    churn: Churn,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]
     vsync: bool,
@@ -50,8 +55,8 @@ struct AppArgs {
     #[arg(long)]
     headless: bool,
     /// Exit after this many frames and print a summary.
-    #[arg(long)]
-    frames: Option<u64>,
+    #[arg(long, allow_hyphen_values = true)]
+    frames: Option<Frames>,
     /// Save a PNG screenshot just before exiting.
     #[arg(long)]
     screenshot: Option<PathBuf>,
@@ -59,16 +64,19 @@ struct AppArgs {
     #[arg(long)]
     script: Option<PathBuf>,
     /// Panel scale for projectors, 0.5 to 3.
-    #[arg(long, default_value_t = 1.0)]
-    ui_scale: f32,
-    /// Dot size in pixels, 1 to 4.
-    #[arg(long, default_value_t = 2.0)]
-    dot_size: f32,
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    ui_scale: UiScale,
+    /// Dot size in pixels, 1 to 4 (default: adapts to the count and the window).
+    #[arg(long, allow_hyphen_values = true)]
+    dot_size: Option<DotSize>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Window (or offscreen image) size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720")]
-    size: String,
+    size: WindowSize,
+    /// Where the export key (E) writes its timestamped folders.
+    #[arg(long, default_value = "exports")]
+    export_dir: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -76,9 +84,9 @@ enum Command {
     /// Run every layout and variant (one thread and all, with layout switches, with churn) from
     /// one seed and check that all end in bit-identical states.
     Verify {
-        /// Entities per run.
-        #[arg(long, default_value_t = 10_000)]
-        count: usize,
+        /// Entities per run, 1 to 100,000,000.
+        #[arg(long, default_value = "10000")]
+        count: BenchCount,
         /// Frames per run.
         #[arg(long, default_value_t = 60)]
         frames: usize,
@@ -107,8 +115,8 @@ struct BenchArgs {
     #[arg(long)]
     in_process: bool,
     /// Entity counts for the layouts sweep, e.g. 1000,100000,1e6.
-    #[arg(long)]
-    counts: Option<String>,
+    #[arg(long, value_delimiter = ',')]
+    counts: Option<Vec<BenchCount>>,
     /// Redraw the SVG plots of an earlier run from its results.json (written beside it).
     #[arg(long, value_name = "RESULTS_JSON")]
     replot: Option<PathBuf>,
@@ -130,7 +138,7 @@ fn main() -> ExitCode {
             frames,
             seed,
             dt,
-        } => verify(count, frames, seed, dt),
+        } => verify(count.0, frames, seed, dt),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e.to_string()),
@@ -153,47 +161,11 @@ fn run_app(_: AppArgs) -> ExitCode {
     )
 }
 
-/// Checks every app option up front, so bad input is an exit code 2 before a window opens.
+/// The checks clap's parsers cannot make: the screenshot's format and the script's contents.
 #[cfg(feature = "app")]
 fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
-    use entity_layouts::driver::{APP_MAX_ENTITIES, MAX_CHURN};
-    use entity_layouts::script::{self, parse_count};
-    use entity_layouts::{LayoutKind, Threads};
+    use entity_layouts::script;
 
-    let layout = LayoutKind::parse(&args.layout).map_err(|e| e.to_string())?;
-    let count = parse_count(&args.count)
-        .filter(|&n| n <= APP_MAX_ENTITIES)
-        .ok_or_else(|| {
-            format!(
-                "--count '{}' is not accepted: a whole number from 0 to {APP_MAX_ENTITIES}",
-                args.count
-            )
-        })?;
-    let threads = Threads::parse(&args.threads)
-        .ok_or_else(|| format!("--threads '{}' is not accepted: 1 or all", args.threads))?;
-    let churn = parse_count(&args.churn)
-        .filter(|&n| n <= MAX_CHURN)
-        .ok_or_else(|| {
-            format!(
-                "--churn '{}' is not accepted: a whole number from 0 to {MAX_CHURN}",
-                args.churn
-            )
-        })?;
-    if !(0.5..=3.0).contains(&args.ui_scale) {
-        return Err(format!(
-            "--ui-scale {} is not accepted: 0.5 to 3",
-            args.ui_scale
-        ));
-    }
-    if !(1.0..=4.0).contains(&args.dot_size) {
-        return Err(format!(
-            "--dot-size {} is not accepted: 1 to 4 pixels",
-            args.dot_size
-        ));
-    }
-    if args.frames == Some(0) {
-        return Err("--frames 0 is not accepted: at least 1 frame".into());
-    }
     if let Some(path) = &args.screenshot
         && path.extension().and_then(|e| e.to_str()) != Some("png")
     {
@@ -202,17 +174,6 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
             path.display()
         ));
     }
-    let size = args
-        .size
-        .split_once('x')
-        .and_then(|(w, h)| Some([w.parse::<u32>().ok()?, h.parse::<u32>().ok()?]))
-        .filter(|[w, h]| (320..=7680).contains(w) && (240..=4320).contains(h))
-        .ok_or_else(|| {
-            format!(
-                "--size '{}' is not accepted: WIDTHxHEIGHT with width 320 to 7680 and height 240 to 4320",
-                args.size
-            )
-        })?;
     let script = match &args.script {
         None => None,
         Some(path) => {
@@ -222,28 +183,29 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         }
     };
     Ok(app::AppOptions {
-        layout,
-        count,
-        threads,
-        churn,
+        layout: args.layout,
+        count: args.count.0,
+        threads: args.threads,
+        churn: args.churn.0,
         vsync: args.vsync,
         headless: args.headless,
-        frames: args.frames,
+        frames: args.frames.map(|f| f.0),
         screenshot: args.screenshot,
         script,
-        ui_scale: args.ui_scale,
-        dot_px: args.dot_size,
+        ui_scale: args.ui_scale.0,
+        dot_px: args.dot_size.map(|d| d.0),
         seed: args.seed,
-        size,
+        size: [args.size.width, args.size.height],
+        export_dir: args.export_dir,
     })
 }
 
 fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
     let mut cfg = BenchConfig::new(args.quick);
     cfg.in_process = args.in_process;
-    if let Some(text) = &args.counts {
-        cfg.counts = Some(bench::parse_counts(text)?);
-    }
+    cfg.counts = args
+        .counts
+        .map(|counts| counts.into_iter().map(|c| c.0).collect());
     if let Some(json) = &args.replot {
         let files = bench::output::replot(json)?;
         eprintln!("wrote {}", files.join(", "));

@@ -1,5 +1,9 @@
-//! Memory as part of the layout story: what a layout holds per entity, and what the machine can
-//! still give us before an allocation turns into an OOM kill.
+//! Memory as part of the layout story: what a layout holds per entity, what the machine can still
+//! give us before an allocation turns into an OOM kill, and handing freed memory back to the OS
+//! when a population shrinks. Resident and available memory come from `sysinfo` (Linux, macOS,
+//! Windows); where it cannot tell, callers get `None` and say "unknown".
+
+use sysinfo::{MemoryRefreshKind, Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
 /// Bytes a layout holds, split the way the studies split it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,35 +27,48 @@ impl MemoryUse {
     }
 }
 
-/// Bytes the system would hand out before it starts reclaiming hard (`MemAvailable`), or `None`
-/// where that cannot be read (non-Linux), in which case only `try_reserve` guards us.
+/// Bytes the system would hand out before it starts reclaiming hard, or `None` where the OS does
+/// not say, in which case only `try_reserve` guards us.
 pub fn available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    meminfo_field_kib(&text, "MemAvailable:").map(|kib| kib * 1024)
+    let mut system = System::new();
+    system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+    Some(system.available_memory()).filter(|&b| b > 0)
 }
 
-/// This process's resident set size in bytes (Linux), for the app's memory readout and the bench.
+/// The machine's installed memory in bytes, `None` where the OS does not say.
+pub fn total_bytes() -> Option<u64> {
+    let mut system = System::new();
+    system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+    Some(system.total_memory()).filter(|&b| b > 0)
+}
+
+/// This process's resident set size in bytes, for the app's memory readout and the bench.
 pub fn resident_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    meminfo_field_kib(&text, "VmRSS:").map(|kib| kib * 1024)
+    let pid = Pid::from_u32(std::process::id());
+    let mut system = System::new();
+    system.refresh_processes_specifics(
+        ProcessesToUpdate::Some(&[pid]),
+        false,
+        ProcessRefreshKind::nothing().with_memory(),
+    );
+    system.process(pid).map(|p| p.memory()).filter(|&b| b > 0)
 }
 
-/// Peak resident set size of this process in bytes (Linux).
+/// Peak resident set size of this process in bytes, where the kernel keeps one (Linux's
+/// `VmHWM`; `sysinfo` has no peak). `None` elsewhere.
 pub fn peak_resident_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    meminfo_field_kib(&text, "VmHWM:").map(|kib| kib * 1024)
-}
-
-fn meminfo_field_kib(text: &str, key: &str) -> Option<u64> {
     text.lines()
-        .find_map(|line| line.strip_prefix(key))
+        .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map(|kib| kib * 1024)
 }
 
-/// What glibc's malloc really takes for a small allocation: an 8-byte header, rounded to 16,
-/// at least 32. Used to count what `Box` costs beyond its payload.
-pub fn malloc_chunk_bytes(size: usize) -> u64 {
+/// What glibc's malloc takes for a small allocation: an 8-byte header, rounded to 16, at least
+/// 32. Used to count what `Box` costs beyond its payload. An estimate labelled as glibc's: macOS's
+/// and Windows' allocators round differently (to 16 bytes, no header in the chunk).
+pub fn glibc_malloc_chunk_bytes(size: usize) -> u64 {
     ((size + 8).div_ceil(16) * 16).max(32) as u64
 }
 
@@ -60,16 +77,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_meminfo_lines() {
-        let text = "MemTotal:       24000000 kB\nMemAvailable:   1234 kB\n";
-        assert_eq!(meminfo_field_kib(text, "MemAvailable:"), Some(1234));
-        assert_eq!(meminfo_field_kib(text, "Nope:"), None);
+    fn this_machine_reports_its_memory() {
+        let resident = resident_bytes().expect("resident memory is known on the CI machine");
+        let total = total_bytes().expect("installed memory is known");
+        let available = available_bytes().expect("available memory is known");
+        assert!(
+            resident > 1 << 20 && resident < total,
+            "{resident} of {total}"
+        );
+        assert!(available <= total);
     }
 
     #[test]
     fn malloc_chunks_round_like_glibc() {
-        assert_eq!(malloc_chunk_bytes(32), 48);
-        assert_eq!(malloc_chunk_bytes(64), 80);
-        assert_eq!(malloc_chunk_bytes(1), 32);
+        assert_eq!(glibc_malloc_chunk_bytes(32), 48);
+        assert_eq!(glibc_malloc_chunk_bytes(64), 80);
+        assert_eq!(glibc_malloc_chunk_bytes(1), 32);
     }
 }

@@ -3,6 +3,8 @@
 //! so the workload and every layout are written once for both.
 
 use std::fmt::Debug;
+
+use rand::distr::uniform::SampleUniform;
 use std::ops::{Add, Mul, Sub};
 
 pub trait Scalar:
@@ -15,6 +17,7 @@ pub trait Scalar:
     + Mul<Output = Self>
     + Send
     + Sync
+    + SampleUniform
     + 'static
 {
     /// Short name used in reports (`f32`, `f64`).

@@ -7,32 +7,27 @@
 //! threads all         # 1 or all
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! wait 120            # frames
+//! say Objects on the heap: one pointer per entity
+//! say                 # clears the caption
+//! panel hide          # the audience's HUD instead of the panel; `panel show` brings it back
 //! screenshot shots/boxed.png
+//! export              # screenshot, recent frames and scoreboard into a new folder
 //! pause / resume
 //! exit                # end the run (the app prints its summary and exits)
 //! ```
 //!
 //! Actions run in order at the start of a frame until a `wait`, which lets that many frames pass.
+//! A `#` starts a comment everywhere, captions included.
 
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::driver::{APP_MAX_ENTITIES, Driver, MAX_CHURN};
+use crate::action::Action;
+use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::threads::Threads;
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action {
-    Layout(LayoutKind),
-    Count(usize),
-    Threads(Threads),
-    Churn(usize),
-    Pause(bool),
-    Wait(u64),
-    Screenshot(PathBuf),
-    Exit,
-}
+use crate::values::{Churn, EntityCount, Frames, ValueError};
 
 /// A parse error that names the line, what was written there and what is accepted.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,14 +49,9 @@ impl fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
-/// Parses a whole-number count written as `100000`, `100_000` or `1e6`.
-pub fn parse_count(text: &str) -> Option<usize> {
-    let clean = text.replace('_', "");
-    clean.parse::<usize>().ok().or_else(|| {
-        let v = clean.parse::<f64>().ok()?;
-        (v.fract() == 0.0 && (0.0..=1e15).contains(&v)).then_some(v as usize)
-    })
-}
+/// The verbs a script understands, for the error that lists them.
+const VERBS: &str =
+    "layout, count, threads, churn, wait, say, panel, screenshot, export, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     let mut actions = Vec::new();
@@ -75,72 +65,67 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
             text: text.to_string(),
             problem,
         };
-        let mut words = text.split_whitespace();
-        let verb = words.next().unwrap_or("");
-        let arg = words.next();
-        if words.next().is_some() {
+        let (verb, rest) = text
+            .split_once(char::is_whitespace)
+            .map_or((text, ""), |(verb, rest)| (verb, rest.trim()));
+        // `say` takes the rest of the line; every other verb at most one word.
+        let arg = (!rest.is_empty()).then_some(rest);
+        if verb != "say" && rest.split_whitespace().count() > 1 {
             return Err(fail(
                 "too many words; each line is one action and at most one value".into(),
             ));
         }
         let need = |what: &str| arg.ok_or_else(|| fail(format!("'{verb}' needs {what}")));
+        let value = |e: ValueError| fail(e.to_string());
         let action = match verb {
             "layout" => Action::Layout(
-                LayoutKind::parse(need("a layout name")?).map_err(|e| fail(e.to_string()))?,
+                need("a layout name")?
+                    .parse::<LayoutKind>()
+                    .map_err(value)?,
             ),
-            "count" => {
-                let n = parse_count(need("an entity count")?)
-                    .filter(|&n| n <= APP_MAX_ENTITIES)
-                    .ok_or_else(|| {
-                        fail(format!(
-                            "count must be a whole number from 0 to {APP_MAX_ENTITIES}"
-                        ))
-                    })?;
-                Action::Count(n)
-            }
-            "threads" => Action::Threads(
-                Threads::parse(need("1 or all")?)
-                    .ok_or_else(|| fail("threads must be 1 or all".into()))?,
+            "count" => Action::Count(
+                need("an entity count")?
+                    .parse::<EntityCount>()
+                    .map_err(value)?
+                    .0,
             ),
-            "churn" => {
-                let n = parse_count(need("a number per frame")?)
-                    .filter(|&n| n <= MAX_CHURN)
-                    .ok_or_else(|| {
-                        fail(format!(
-                            "churn must be a whole number from 0 to {MAX_CHURN}"
-                        ))
-                    })?;
-                Action::Churn(n)
+            "threads" => Action::Threads(need("1 or all")?.parse::<Threads>().map_err(value)?),
+            "churn" => Action::Churn(
+                need("a number per frame")?
+                    .parse::<Churn>()
+                    .map_err(value)?
+                    .0,
+            ),
+            "wait" => Action::Wait(
+                need("a number of frames")?
+                    .parse::<Frames>()
+                    .map_err(value)?
+                    .0,
+            ),
+            "say" => Action::Say(rest.to_string()),
+            "panel" => match need("show or hide")? {
+                "show" => Action::ShowPanel(true),
+                "hide" => Action::ShowPanel(false),
+                _ => return Err(fail("panel takes show or hide".into())),
+            },
+            "screenshot" => {
+                let path = PathBuf::from(need("a file path ending in .png")?);
+                if path.extension().and_then(|e| e.to_str()) != Some("png") {
+                    return Err(fail(
+                        "screenshots are saved as PNG: the path must end in .png".into(),
+                    ));
+                }
+                Action::Screenshot(path)
             }
-            "wait" => {
-                let n = parse_count(need("a number of frames")?)
-                    .filter(|&n| (1..=1_000_000).contains(&n))
-                    .ok_or_else(|| {
-                        fail("wait takes a whole number of frames from 1 to 1000000".into())
-                    })?;
-                Action::Wait(n as u64)
-            }
-            "screenshot" => Action::Screenshot(PathBuf::from(need("a file path ending in .png")?)),
-            "pause" | "resume" | "exit" if arg.is_some() => {
+            "pause" | "resume" | "exit" | "export" if arg.is_some() => {
                 return Err(fail(format!("'{verb}' takes no value")));
             }
             "pause" => Action::Pause(true),
             "resume" => Action::Pause(false),
+            "export" => Action::Export,
             "exit" => Action::Exit,
-            _ => {
-                return Err(fail(
-                    "unknown action; accepted: layout, count, threads, churn, wait, screenshot, pause, resume, exit"
-                        .into(),
-                ));
-            }
+            _ => return Err(fail(format!("unknown action; accepted: {VERBS}"))),
         };
-        if let Action::Screenshot(path) = &action
-            && path.extension().and_then(|e| e.to_str()) != Some("png")
-        {
-            return Err(fail(
-                "screenshots are saved as PNG: the path must end in .png".into(),
-            ));
-        }
         actions.push(action);
     }
     Ok(actions)
@@ -190,26 +175,10 @@ impl ScriptRunner {
     }
 }
 
-/// Applies one action to the driver (screenshots and exit are the app's business).
-pub fn apply(driver: &mut Driver, action: &Action) -> Result<(), SimError> {
-    match action {
-        Action::Layout(kind) => driver.set_layout(*kind),
-        Action::Count(n) => driver.set_count(*n),
-        Action::Threads(t) => {
-            driver.threads = *t;
-            Ok(())
-        }
-        Action::Churn(n) => driver.set_churn(*n),
-        Action::Pause(p) => {
-            driver.paused = *p;
-            Ok(())
-        }
-        Action::Wait(_) | Action::Screenshot(_) | Action::Exit => Ok(()),
-    }
-}
-
 /// Runs a script without a window, frame for frame as the app does, until it exits or ends;
 /// returns the driver in its final state. The app's integration test compares checksums with this.
+/// A refused action stops the replay with its error (the app shows it and goes on; a script
+/// meant to be compared is one whose every action is accepted).
 pub fn replay(
     actions: Vec<Action>,
     kind: LayoutKind,
@@ -217,12 +186,12 @@ pub fn replay(
     count: usize,
 ) -> Result<Driver, SimError> {
     let mut driver = Driver::new(kind, seed);
-    driver.set_count(count)?;
+    driver.apply(&Action::Count(count))?;
     let mut runner = ScriptRunner::new(actions);
     loop {
         let due = runner.due();
         for action in &due {
-            apply(&mut driver, action)?;
+            driver.apply(action)?;
         }
         if due.contains(&Action::Exit) {
             break;
@@ -241,7 +210,7 @@ mod tests {
 
     #[test]
     fn parses_every_action() {
-        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\npause\nresume\nexit\n";
+        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nexport\npause\nresume\nexit\n";
         assert_eq!(
             parse(script).unwrap(),
             vec![
@@ -251,6 +220,10 @@ mod tests {
                 Action::Churn(100_000),
                 Action::Wait(3),
                 Action::Screenshot("a.png".into()),
+                Action::Say("Boxes,  everywhere".into()),
+                Action::Say(String::new()),
+                Action::ShowPanel(false),
+                Action::Export,
                 Action::Pause(true),
                 Action::Pause(false),
                 Action::Exit,
@@ -266,6 +239,8 @@ mod tests {
             ("churn -1", 1, "0 to 100000"),
             ("wait 0", 1, "1 to 1000000"),
             ("threads 3", 1, "1 or all"),
+            ("export now", 1, "takes no value"),
+            ("panel maybe", 1, "show or hide"),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),
@@ -293,21 +268,21 @@ mod tests {
         let actions =
             parse("wait 3\nlayout ecs-table\nchurn 50\nwait 4\nthreads all\nwait 2").unwrap();
         let replayed = replay(actions, LayoutKind::Soa, 5, 2000).unwrap();
-        let mut d = Driver::new(LayoutKind::Soa, 5);
-        d.set_count(2000).unwrap();
+        let mut d: Driver = Driver::new(LayoutKind::Soa, 5);
+        d.apply(&Action::Count(2000)).unwrap();
         for _ in 0..3 {
             d.frame_step();
         }
-        d.set_layout(LayoutKind::EcsTable).unwrap();
-        d.set_churn(50).unwrap();
+        d.apply(&Action::Layout(LayoutKind::EcsTable)).unwrap();
+        d.apply(&Action::Churn(50)).unwrap();
         for _ in 0..4 {
             d.frame_step();
         }
-        d.threads = Threads::All;
+        d.apply(&Action::Threads(Threads::All)).unwrap();
         for _ in 0..2 {
             d.frame_step();
         }
         assert_eq!(replayed.frame(), 9);
-        assert_eq!(replayed.swarm.checksum(), d.swarm.checksum());
+        assert_eq!(replayed.checksum(), d.checksum());
     }
 }

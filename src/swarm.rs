@@ -6,15 +6,15 @@
 
 use std::thread::JoinHandle;
 
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use crate::error::SimError;
 use crate::layout::{Layout, LayoutKind};
 use crate::memory::{MemoryUse, available_bytes};
 use crate::scalar::Scalar;
 use crate::threads::Threads;
-use crate::workload::{Dt, EntityState, entity_hash, mix, spawn_range};
+use crate::workload::{Dt, EntityState, SpawnPattern, entity_hash, mix, spawn_range};
 
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose
 /// memory a bench machine can plausibly hold.
@@ -48,6 +48,7 @@ pub struct Swarm<S: Scalar> {
     layout: Box<dyn Layout<S>>,
     switch: Option<PendingSwitch<S>>,
     seed: u64,
+    pattern: SpawnPattern,
     /// The id the next spawned entity gets; ids are never reused.
     next_id: u64,
     /// How many churn rounds have run: each round draws its victims from its own stream.
@@ -65,6 +66,7 @@ impl<S: Scalar> Swarm<S> {
             layout: kind.create(),
             switch: None,
             seed,
+            pattern: SpawnPattern::default(),
             next_id: 0,
             churn_round: 0,
             max_entities: MAX_ENTITIES,
@@ -79,6 +81,11 @@ impl<S: Scalar> Swarm<S> {
         let mut swarm = Self::new(kind, seed);
         swarm.resize(n)?;
         Ok(swarm)
+    }
+
+    /// How entities spawned from now on are born (the bench's control; the default is streams).
+    pub fn set_spawn_pattern(&mut self, pattern: SpawnPattern) {
+        self.pattern = pattern;
     }
 
     /// Lowers (or raises) the ceiling `resize` and `grow` enforce.
@@ -114,11 +121,19 @@ impl<S: Scalar> Swarm<S> {
         self.layout.memory()
     }
 
-    /// The layout itself, for experiments that need more than the trait. Drops a pending switch,
-    /// which could not follow changes made through it.
-    pub fn layout_mut(&mut self) -> &mut dyn Layout<S> {
+    /// The layout itself, for experiments that need more than the trait; `None` while a switch
+    /// is pending, since the copy could not follow changes made behind the swarm's back (cancel
+    /// it first with [`Self::cancel_switch`]).
+    pub fn layout_mut(&mut self) -> Option<&mut dyn Layout<S>> {
+        match self.switch {
+            Some(_) => None,
+            None => Some(self.layout.as_mut()),
+        }
+    }
+
+    /// Drops a pending switch and what it copied so far; the swarm stays in its current layout.
+    pub fn cancel_switch(&mut self) {
         self.switch = None;
-        self.layout.as_mut()
     }
 
     /// Whether growing from `len` by `additional` entities in `kind` stays within `max_entities`
@@ -226,7 +241,13 @@ impl<S: Scalar> Swarm<S> {
         while left > 0 {
             let n = left.min(BATCH);
             self.spawn_buffer.clear();
-            spawn_range(self.seed, self.next_id, n, &mut self.spawn_buffer);
+            spawn_range(
+                self.pattern,
+                self.seed,
+                self.next_id,
+                n,
+                &mut self.spawn_buffer,
+            );
             self.id_buffer.clear();
             self.id_buffer.extend(self.next_id..self.next_id + n as u64);
             self.layout.push(&self.id_buffer, &self.spawn_buffer);
@@ -242,7 +263,7 @@ impl<S: Scalar> Swarm<S> {
         let mut rng = ChaCha8Rng::seed_from_u64(mix(self.seed ^ mix(self.churn_round)));
         self.churn_round += 1;
         for _ in 0..k {
-            let victim = (rng.next_u64() % self.len() as u64) as usize;
+            let victim = rng.random_range(0..self.len());
             self.swap_remove(victim);
         }
         self.finish_switch_if_copied();

@@ -22,14 +22,6 @@ impl Threads {
             Threads::All => "all",
         }
     }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "1" | "one" => Some(Threads::One),
-            "all" => Some(Threads::All),
-            _ => None,
-        }
-    }
 }
 
 impl fmt::Display for Threads {
@@ -96,13 +88,5 @@ mod tests {
             sum.fetch_add(chunk.iter().sum::<usize>(), Ordering::Relaxed);
         });
         assert_eq!(sum.into_inner(), data.iter().sum::<usize>());
-    }
-
-    #[test]
-    fn parse_names_round_trip() {
-        for t in Threads::BOTH {
-            assert_eq!(Threads::parse(t.name()), Some(t));
-        }
-        assert_eq!(Threads::parse("2"), None);
     }
 }

@@ -2,10 +2,12 @@
 //! and on all, with layout switches (at once, and spread over frames as the app does them) and with
 //! churn, computes bit-identical states from one seed.
 
+use crate::action::Action;
+use crate::driver::{Driver, MAX_CHURN};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::scalar::Scalar;
-use crate::swarm::Swarm;
+use crate::swarm::MAX_ENTITIES;
 use crate::threads::Threads;
 use crate::workload::Dt;
 
@@ -66,52 +68,17 @@ enum Switches {
         every: usize,
     },
     /// The same, but copying `per_frame` entities a frame while churn and stepping go on, as the
-    /// app does (a switch still pending when the next one is due is replaced by it).
+    /// app does (a switch still pending when the next one is due is replaced by it, or cancelled
+    /// when the next layout is the one the swarm is still in).
     Spread {
         every: usize,
         per_frame: usize,
     },
 }
 
-/// Steps `swarm` for `frames` frames, with `churn` spawns+removals before each frame.
-fn drive<S: Scalar>(
-    swarm: &mut Swarm<S>,
-    config: &VerifyConfig,
-    threads: Threads,
-    churn: usize,
-    switches: Switches,
-) -> Result<(), SimError> {
-    let next_layout = |swarm: &Swarm<S>| {
-        let here = LayoutKind::ALL
-            .iter()
-            .position(|&k| k == swarm.kind())
-            .unwrap_or(0);
-        LayoutKind::ALL[(here + 1) % LayoutKind::ALL.len()]
-    };
-    for frame in 0..config.frames {
-        let due = |every: usize| frame > 0 && frame % every == 0;
-        match switches {
-            Switches::Never => {}
-            Switches::AtOnce { every } => {
-                if due(every) {
-                    swarm.switch_to(next_layout(swarm))?;
-                }
-            }
-            Switches::Spread { every, per_frame } => {
-                if due(every) {
-                    swarm.begin_switch(next_layout(swarm))?;
-                }
-                swarm.switch_step(per_frame);
-            }
-        }
-        if churn > 0 {
-            swarm.churn(churn)?;
-        }
-        swarm.step(config.dt, threads);
-    }
-    Ok(())
-}
-
+/// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
+/// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
+/// as `switches` says; returns the final checksum.
 fn run_one<S: Scalar>(
     config: &VerifyConfig,
     kind: LayoutKind,
@@ -119,16 +86,48 @@ fn run_one<S: Scalar>(
     churn: usize,
     switches: Switches,
 ) -> Result<u64, SimError> {
-    let mut swarm = Swarm::<S>::with_count(kind, config.seed, config.count)?;
-    drive(&mut swarm, config, threads, churn, switches)?;
-    Ok(swarm.checksum())
+    let (every, per_frame) = match switches {
+        Switches::Never => (None, usize::MAX),
+        Switches::AtOnce { every } => (Some(every), usize::MAX),
+        Switches::Spread { every, per_frame } => (Some(every), per_frame),
+    };
+    // The whole population is spawned on the first frame, before its churn and step.
+    let mut driver = Driver::<S>::new(kind, config.seed)
+        .with_chunks(usize::MAX, per_frame)
+        .with_dt(config.dt)
+        .with_max_entities(MAX_ENTITIES);
+    for action in [
+        Action::Count(config.count),
+        Action::Threads(threads),
+        Action::Churn(churn),
+    ] {
+        driver.apply(&action)?;
+    }
+    for frame in 0..config.frames {
+        if let Some(every) = every
+            && frame > 0
+            && frame % every == 0
+        {
+            let here = LayoutKind::ALL
+                .iter()
+                .position(|&k| k == driver.kind())
+                .unwrap_or(0);
+            let next = LayoutKind::ALL[(here + 1) % LayoutKind::ALL.len()];
+            driver.apply(&Action::Layout(next))?;
+        }
+        if let Some(e) = driver.frame_step().error {
+            return Err(e);
+        }
+    }
+    Ok(driver.checksum())
 }
 
 /// The verify suite in scalar `S`: a group without churn and a group with churn, each holding
 /// every layout on one and all threads plus runs that switch layout every few frames.
 pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimError> {
-    // A tenth of the population per frame, at least one: enough to reorder everything quickly.
-    let churn = (config.count / 10).max(1);
+    // A tenth of the population per frame, at least one: enough to reorder everything quickly
+    // (within what the churn setting accepts).
+    let churn = (config.count / 10).clamp(1, MAX_CHURN);
     let mut groups = Vec::new();
     for (group, churn) in [("no churn", 0), ("churn", churn)] {
         let mut runs = Vec::new();

@@ -2,8 +2,8 @@
 //! math of the two systems. Layouts call these functions; none of them re-types a formula, so a
 //! difference in speed can only come from where the bytes live.
 
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use crate::error::SimError;
 use crate::scalar::Scalar;
@@ -101,45 +101,195 @@ impl Default for Dt {
     }
 }
 
-/// Every entity draws eight 32-bit words from one ChaCha8 stream, so entity `id` starts at word
-/// `id * 8`: its state is a pure function of `(seed, id)`, whoever spawns it and in what order.
-const WORDS_PER_ENTITY: u128 = 8;
+/// How entities are born. Both are pure functions of `(seed, id)`; they differ only in where
+/// entities start and how they head off, never in the fields or the systems.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SpawnPattern {
+    /// Streams (the default): most entities are born in one of [`STREAMS`] streams, a line of
+    /// [`CLUMPS`] clumps across the world whose members share a heading and nearly share a speed,
+    /// so flows cross the world, wrap, and keep their shape while they move; the rest drift
+    /// anywhere at any velocity. Density varies, so a million dots still show structure, and
+    /// motion shows as clumps travelling along their stream.
+    #[default]
+    Streams,
+    /// The studies' pattern: position, velocity and every other field uniform at random. At
+    /// 100k entities and more it reads as TV static; kept as the bench's control that the
+    /// pattern does not move the timings.
+    Uniform,
+}
 
-/// Appends the initial states of entities `first_id .. first_id + count` to `out`.
+impl SpawnPattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            SpawnPattern::Streams => "streams",
+            SpawnPattern::Uniform => "uniform",
+        }
+    }
+}
+
+/// Streams in the [`SpawnPattern::Streams`] pattern; each has its own heading, speed and color.
+pub const STREAMS: usize = 12;
+/// Clumps along each stream: what makes motion along a stream visible.
+pub const CLUMPS: usize = 5;
+/// The share of entities born outside any stream (a faint haze over the whole world).
+pub const DRIFTER_SHARE: f64 = 1.0 / 13.0;
+/// Random draws per entity, each one `random_range` call: a fixed count, so entity `id` starts
+/// at a known position of the generator's stream whatever the pattern.
+const DRAWS_PER_ENTITY: u128 = 11;
+
+/// One stream of the pattern, a pure function of the seed.
+#[derive(Clone, Copy, Debug)]
+struct Stream {
+    origin: [f64; 2],
+    /// Unit heading.
+    heading: [f64; 2],
+    speed: f64,
+    /// Distance between clump centers along the heading.
+    clump_spacing: f64,
+    /// Half the length of a clump along the heading, and half the width across it.
+    clump_half_length: f64,
+    half_width: f64,
+    hp_center: f64,
+}
+
+/// The streams of `seed`, from their own generator stream (entities read stream 0, so adding
+/// streams never shifts an entity's draws).
+fn streams(seed: u64) -> [Stream; STREAMS] {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(1);
+    std::array::from_fn(|k| {
+        let angle = rng.random_range(0.0..std::f64::consts::TAU);
+        let length = rng.random_range(400.0..1100.0);
+        // Colors spread over the whole hp ramp, one band per stream.
+        let hp_band = (k as f64 + rng.random_range(0.2..0.8)) / STREAMS as f64;
+        Stream {
+            origin: [
+                rng.random_range(0.0..WORLD_WIDTH),
+                rng.random_range(0.0..WORLD_HEIGHT),
+            ],
+            heading: [angle.cos(), angle.sin()],
+            speed: rng.random_range(35.0..140.0),
+            clump_spacing: length / CLUMPS as f64,
+            clump_half_length: length / CLUMPS as f64 * rng.random_range(0.15..0.4),
+            half_width: rng.random_range(4.0..22.0),
+            hp_center: 55.0 + 90.0 * hp_band,
+        }
+    })
+}
+
+/// Appends the initial states of entities `first_id .. first_id + count` in `pattern` to `out`.
 /// One seek, then a sequential read: spawning 10M entities costs one pass over the stream.
 pub fn spawn_range<S: Scalar>(
+    pattern: SpawnPattern,
     seed: u64,
     first_id: u64,
     count: usize,
     out: &mut Vec<EntityState<S>>,
 ) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_word_pos(u128::from(first_id) * WORDS_PER_ENTITY);
-    out.extend((0..count).map(|_| spawn_next(&mut rng)));
+    // Each draw takes one 32-bit word of the stream for `f32`, two for `f64`.
+    let words_per_draw = (size_of::<S>() / 4) as u128;
+    rng.set_word_pos(u128::from(first_id) * DRAWS_PER_ENTITY * words_per_draw);
+    let streams = streams(seed);
+    out.extend((0..count).map(|_| match pattern {
+        SpawnPattern::Streams => spawn_in_stream(&mut rng, &streams),
+        SpawnPattern::Uniform => spawn_uniform(&mut rng),
+    }));
 }
 
-/// Entity `id`'s initial state (the same value `spawn_range` produces for it).
+/// Entity `id`'s initial state in the default pattern (the value `spawn_range` produces for it).
 pub fn spawn<S: Scalar>(seed: u64, id: u64) -> EntityState<S> {
     let mut out = Vec::with_capacity(1);
-    spawn_range(seed, id, 1, &mut out);
+    spawn_range(SpawnPattern::default(), seed, id, 1, &mut out);
     out[0]
 }
 
-fn spawn_next<S: Scalar>(rng: &mut ChaCha8Rng) -> EntityState<S> {
-    let mut uniform = |lo: f64, hi: f64| {
-        let unit = f64::from(rng.next_u32()) / 4_294_967_296.0;
-        S::from_f64(lo + unit * (hi - lo))
-    };
+/// A uniform draw in `[lo, hi)`, computed in `S` as the layouts store it.
+#[inline]
+fn draw<S: Scalar>(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> S {
+    rng.random_range(S::from_f64(lo)..S::from_f64(hi))
+}
+
+/// A draw in `[-1, 1)`.
+#[inline]
+fn draw_signed<S: Scalar>(rng: &mut ChaCha8Rng) -> f64 {
+    draw::<S>(rng, -1.0, 1.0).to_f64()
+}
+
+/// The fields every pattern draws the same way, last, so the draw count stays fixed.
+#[inline]
+fn finish<S: Scalar>(rng: &mut ChaCha8Rng, x: S, y: S, vx: S, vy: S, hp: S) -> EntityState<S> {
     EntityState {
-        x: uniform(0.0, WORLD_WIDTH),
-        y: uniform(0.0, WORLD_HEIGHT),
-        vx: uniform(-120.0, 120.0),
-        vy: uniform(-120.0, 120.0),
-        hp: uniform(50.0, 150.0),
-        energy: uniform(0.0, MAX_ENERGY),
-        regen: uniform(0.0, 10.0),
-        armor: uniform(0.0, 20.0),
+        x,
+        y,
+        vx,
+        vy,
+        hp,
+        energy: draw(rng, 0.0, MAX_ENERGY),
+        regen: draw(rng, 0.0, 10.0),
+        armor: draw(rng, 0.0, 20.0),
     }
+}
+
+fn spawn_uniform<S: Scalar>(rng: &mut ChaCha8Rng) -> EntityState<S> {
+    let x = into_world(draw::<S>(rng, 0.0, WORLD_WIDTH).to_f64(), WORLD_WIDTH);
+    let y = into_world(draw::<S>(rng, 0.0, WORLD_HEIGHT).to_f64(), WORLD_HEIGHT);
+    let vx = draw(rng, -120.0, 120.0);
+    let vy = draw(rng, -120.0, 120.0);
+    let hp = draw(rng, 50.0, 150.0);
+    // Unused draws keep the count fixed at `DRAWS_PER_ENTITY`.
+    for _ in 0..3 {
+        draw_signed::<S>(rng);
+    }
+    finish(rng, x, y, vx, vy, hp)
+}
+
+fn spawn_in_stream<S: Scalar>(rng: &mut ChaCha8Rng, streams: &[Stream; STREAMS]) -> EntityState<S> {
+    let pick = draw::<S>(rng, 0.0, 1.0).to_f64();
+    let clump = draw::<S>(rng, 0.0, 1.0).to_f64();
+    // Sums of two uniforms: clumps and streams thin out toward their edges instead of ending in
+    // hard rectangles.
+    let along = draw_signed::<S>(rng) + draw_signed::<S>(rng);
+    let across = draw_signed::<S>(rng) + draw_signed::<S>(rng);
+    let jitter = draw_signed::<S>(rng);
+    let hp_jitter = draw_signed::<S>(rng);
+    if pick < DRIFTER_SHARE {
+        // A drifter: anywhere, any heading, any color; the stream draws are reused as its own.
+        return finish(
+            rng,
+            into_world(WORLD_WIDTH * clump, WORLD_WIDTH),
+            into_world(WORLD_HEIGHT * (0.5 + 0.5 * hp_jitter), WORLD_HEIGHT),
+            S::from_f64(60.0 * across),
+            S::from_f64(120.0 * jitter),
+            S::from_f64(100.0 + 25.0 * along),
+        );
+    }
+    let k = (((pick - DRIFTER_SHARE) / (1.0 - DRIFTER_SHARE) * STREAMS as f64) as usize)
+        .min(STREAMS - 1);
+    let s = &streams[k];
+    let c = ((clump * CLUMPS as f64) as usize).min(CLUMPS - 1);
+    let along = c as f64 * s.clump_spacing + along * s.clump_half_length;
+    let across = across * s.half_width;
+    let [hx, hy] = s.heading;
+    let x = s.origin[0] + along * hx - across * hy;
+    let y = s.origin[1] + along * hy + across * hx;
+    // Nearly the same speed: clumps keep their shape for minutes and smear only slowly.
+    let speed = s.speed * (1.0 + 0.01 * jitter);
+    finish(
+        rng,
+        into_world(x, WORLD_WIDTH),
+        into_world(y, WORLD_HEIGHT),
+        S::from_f64(speed * hx),
+        S::from_f64(speed * hy),
+        S::from_f64(s.hp_center + 6.0 * hp_jitter),
+    )
+}
+
+/// `v` wrapped into `[0, extent)` and stored in `S`; a value that rounds up to `extent` in `S`
+/// lands on 0, as `move_one`'s wrap does.
+fn into_world<S: Scalar>(v: f64, extent: f64) -> S {
+    let s = S::from_f64(v.rem_euclid(extent));
+    if s < S::from_f64(extent) { s } else { S::ZERO }
 }
 
 /// Wraps a coordinate back into `[0, extent)` after a step shorter than the extent.
@@ -173,14 +323,38 @@ pub fn regen_one<S: Scalar>(energy: S, regen: S, dt: S) -> S {
     if e > max { max } else { e }
 }
 
-/// The renderer's 4-byte point: x in 14 bits and y in 13 bits, normalized inside the world
-/// rectangle (about 0.1 world units of resolution), and hp in 5 bits for the dot's color. Half the
-/// bytes of two `f32`s, and bytes moved per frame are the renderer's cost.
+/// The renderer's 4-byte point: x in [`POINT_X_BITS`] bits and y in [`POINT_Y_BITS`] bits,
+/// normalized inside the world rectangle (about 0.1 world units of resolution), and hp in
+/// [`POINT_HP_BITS`] bits for the dot's color. Half the bytes of two `f32`s, and bytes moved per
+/// frame are the renderer's cost. The shader is compiled with these constants (shader defs), so
+/// the format is written down once, here.
+pub const POINT_X_BITS: u32 = 14;
+pub const POINT_Y_BITS: u32 = 13;
+pub const POINT_HP_BITS: u32 = 32 - POINT_X_BITS - POINT_Y_BITS;
+/// The hp that maps to color bucket 0, and the span mapped onto all buckets.
+pub const POINT_HP_MIN: f32 = 50.0;
+pub const POINT_HP_SPAN: f32 = 100.0;
+
+const fn mask(bits: u32) -> u32 {
+    (1 << bits) - 1
+}
+
 #[inline(always)]
 pub fn pack_point<S: Scalar>(x: S, y: S, hp: S) -> u32 {
-    quantize(x.to_f32() * (16384.0 / WORLD_WIDTH as f32), 0x3FFF)
-        | (quantize(y.to_f32() * (8192.0 / WORLD_HEIGHT as f32), 0x1FFF) << 14)
-        | (quantize((hp.to_f32() - 50.0) * (32.0 / 100.0), 31) << 27)
+    const X_STEPS: f32 = (1u32 << POINT_X_BITS) as f32;
+    const Y_STEPS: f32 = (1u32 << POINT_Y_BITS) as f32;
+    const HP_STEPS: f32 = (1u32 << POINT_HP_BITS) as f32;
+    quantize(
+        x.to_f32() * (X_STEPS / WORLD_WIDTH as f32),
+        mask(POINT_X_BITS),
+    ) | (quantize(
+        y.to_f32() * (Y_STEPS / WORLD_HEIGHT as f32),
+        mask(POINT_Y_BITS),
+    ) << POINT_X_BITS)
+        | (quantize(
+            (hp.to_f32() - POINT_HP_MIN) * (HP_STEPS / POINT_HP_SPAN),
+            mask(POINT_HP_BITS),
+        ) << (POINT_X_BITS + POINT_Y_BITS))
 }
 
 /// `v` clamped to `[0, max]` and rounded to the nearest whole number, without a float-to-int
@@ -195,9 +369,10 @@ fn quantize(v: f32, max: u32) -> u32 {
 
 /// `(x, y, hp bucket)` back from a packed point, in world units (for tests and tools).
 pub fn unpack_point(p: u32) -> (f32, f32, u32) {
-    let x = (p & 0x3FFF) as f32 * (WORLD_WIDTH as f32 / 16384.0);
-    let y = ((p >> 14) & 0x1FFF) as f32 * (WORLD_HEIGHT as f32 / 8192.0);
-    (x, y, p >> 27)
+    let x = (p & mask(POINT_X_BITS)) as f32 * (WORLD_WIDTH as f32 / (1u32 << POINT_X_BITS) as f32);
+    let y = ((p >> POINT_X_BITS) & mask(POINT_Y_BITS)) as f32
+        * (WORLD_HEIGHT as f32 / (1u32 << POINT_Y_BITS) as f32);
+    (x, y, p >> (POINT_X_BITS + POINT_Y_BITS))
 }
 
 /// Order-independent fingerprint of one entity: its id and the exact bits of all eight fields.
@@ -227,7 +402,7 @@ mod tests {
     #[test]
     fn spawn_is_a_pure_function_of_seed_and_id() {
         let mut batch = Vec::new();
-        spawn_range::<f32>(7, 100, 50, &mut batch);
+        spawn_range::<f32>(SpawnPattern::Streams, 7, 100, 50, &mut batch);
         for (k, state) in batch.iter().enumerate() {
             assert_eq!(*state, spawn::<f32>(7, 100 + k as u64));
         }
@@ -237,12 +412,45 @@ mod tests {
 
     #[test]
     fn spawned_entities_start_inside_the_world() {
-        let mut batch = Vec::new();
-        spawn_range::<f64>(1, 0, 10_000, &mut batch);
-        for s in &batch {
-            assert!((0.0..WORLD_WIDTH).contains(&s.x) && (0.0..WORLD_HEIGHT).contains(&s.y));
-            assert!((0.0..=MAX_ENERGY).contains(&s.energy));
+        for pattern in [SpawnPattern::Streams, SpawnPattern::Uniform] {
+            let mut batch = Vec::new();
+            spawn_range::<f64>(pattern, 1, 0, 10_000, &mut batch);
+            let mut small = Vec::new();
+            spawn_range::<f32>(pattern, 1, 0, 10_000, &mut small);
+            for s in &batch {
+                assert!((0.0..WORLD_WIDTH).contains(&s.x) && (0.0..WORLD_HEIGHT).contains(&s.y));
+                assert!((0.0..=MAX_ENERGY).contains(&s.energy));
+                // A step must stay shorter than the world, as `move_one`'s wrap assumes.
+                assert!(s.vx.abs() < 200.0 && s.vy.abs() < 200.0);
+            }
+            for s in &small {
+                assert!((0.0..1600.0f32).contains(&s.x) && (0.0..900.0f32).contains(&s.y));
+            }
         }
+    }
+
+    /// Coefficient of variation of entity counts over a 32 x 18 grid of the world.
+    fn density_cv(pattern: SpawnPattern) -> f64 {
+        let mut batch = Vec::new();
+        spawn_range::<f32>(pattern, 3, 0, 200_000, &mut batch);
+        let mut cells = vec![0f64; 32 * 18];
+        for s in &batch {
+            let cx = (s.x / 1600.0 * 32.0) as usize;
+            let cy = (s.y / 900.0 * 18.0) as usize;
+            cells[cy * 32 + cx] += 1.0;
+        }
+        let mean = cells.iter().sum::<f64>() / cells.len() as f64;
+        let var = cells.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / cells.len() as f64;
+        var.sqrt() / mean
+    }
+
+    #[test]
+    fn streams_have_structure_and_uniform_does_not() {
+        // 350 entities per cell: Poisson noise alone is a CV of about 0.05.
+        let uniform = density_cv(SpawnPattern::Uniform);
+        let streams = density_cv(SpawnPattern::Streams);
+        assert!(uniform < 0.1, "{uniform}");
+        assert!(streams > 1.0, "{streams}");
     }
 
     #[test]

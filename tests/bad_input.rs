@@ -60,10 +60,13 @@ fn every_layout_reports_a_failed_reservation() {
 
 #[test]
 fn unknown_layouts_bad_kind_counts_and_bad_dt_are_named() {
-    let err = LayoutKind::parse("octree").unwrap_err().to_string();
+    let err = "octree".parse::<LayoutKind>().unwrap_err().to_string();
     assert!(err.contains("octree") && err.contains("soa, aos"), "{err}");
-    let err = LayoutKind::parse("dyn-3").unwrap_err().to_string();
-    assert!(err.contains('3') && err.contains("1, 2, 4 or 12"), "{err}");
+    let err = "dyn-3".parse::<LayoutKind>().unwrap_err().to_string();
+    assert!(
+        err.contains("dyn-3") && err.contains("dyn-4, dyn-12"),
+        "{err}"
+    );
     for dt in [-1.0 / 60.0, f64::NAN, 0.0] {
         let err = Dt::new(dt).unwrap_err().to_string();
         assert!(err.contains("(0, 1]"), "{err}");

@@ -1,10 +1,15 @@
 //! The window this project is known for: millions of moving entities, the layout switchable live,
 //! the frame time against the 16.67 ms budget as it happens. Bevy plugins with one concern each:
 //! `SimPlugin` runs and times the simulation, `PointsRenderPlugin` draws it the same way for every
-//! layout, `PanelPlugin` is the egui panel, `TalkPlugin` the keys, scripts and orderly exit.
+//! layout, `PanelPlugin` is the egui panel, `HudPlugin` the audience's overlay and captions,
+//! `TalkPlugin` the keys, scripts, the one request dispatcher and the orderly exit, `ShotsPlugin`
+//! screenshots and exports.
 
+mod hud;
 mod panel;
 mod render;
+mod scoreboard;
+mod shots;
 mod sim;
 mod stats;
 mod talk;
@@ -13,7 +18,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bevy::app::{ScheduleRunnerPlugin, TaskPoolOptions, TaskPoolThreadAssignmentPolicy};
+use bevy::app::{
+    ScheduleRunnerPlugin, TaskPoolOptions, TaskPoolThreadAssignmentPolicy,
+    TerminalCtrlCHandlerPlugin,
+};
 use bevy::camera::RenderTarget;
 use bevy::diagnostic::FrameTimeDiagnosticsPlugin;
 use bevy::log::{Level, LogPlugin};
@@ -23,15 +31,18 @@ use bevy::window::{ExitCondition, PresentMode, PrimaryWindow, WindowResolution};
 use bevy::winit::WinitPlugin;
 use bevy_egui::EguiPlugin;
 
-use entity_layouts::LayoutKind;
 use entity_layouts::driver::Driver;
-use entity_layouts::script::{Action, ScriptRunner};
+use entity_layouts::memory::resident_bytes;
+use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
+use entity_layouts::{Action, LayoutKind};
 
+use hud::HudPlugin;
 use panel::PanelPlugin;
 use render::PointsRenderPlugin;
+use shots::{ShotTarget, Shots, ShotsPlugin};
 use sim::{Sim, SimPlugin};
-use talk::{Talk, TalkPlugin};
+use talk::{Signals, Talk, TalkPlugin};
 
 /// Everything the command line can set.
 #[derive(Clone, Debug)]
@@ -46,9 +57,11 @@ pub struct AppOptions {
     pub screenshot: Option<PathBuf>,
     pub script: Option<Vec<Action>>,
     pub ui_scale: f32,
-    pub dot_px: f32,
+    /// `None`: the dot size follows the count.
+    pub dot_px: Option<f32>,
     pub seed: u64,
     pub size: [u32; 2],
+    pub export_dir: PathBuf,
 }
 
 /// What the panel and keys change that is not simulation state.
@@ -59,7 +72,35 @@ pub struct UiState {
     pub count_slider: usize,
     pub vsync: bool,
     pub ui_scale: f32,
-    pub dot_px: f32,
+    pub dot_px: Option<f32>,
+    /// The frame-time plot on a log axis.
+    pub plot_log: bool,
+    /// Whether the panel-overflow warning was logged already (once per run).
+    pub overflow_logged: bool,
+}
+
+/// This process's resident memory, read twice a second (asking the OS every frame would show in
+/// the frame time).
+#[derive(Resource, Default)]
+pub struct ResidentMemory {
+    bytes: Option<u64>,
+    read_at: f64,
+}
+
+impl ResidentMemory {
+    pub fn label(&self) -> String {
+        self.bytes.map_or("unknown".into(), |b| {
+            format!("{:.0} MiB", b as f64 / (1 << 20) as f64)
+        })
+    }
+}
+
+fn read_resident_memory(time: Res<Time<Real>>, mut resident: ResMut<ResidentMemory>) {
+    let now = time.elapsed_secs_f64();
+    if now - resident.read_at >= 0.5 || resident.read_at == 0.0 {
+        resident.bytes = resident_bytes();
+        resident.read_at = now.max(f64::MIN_POSITIVE);
+    }
 }
 
 /// The render target's size in physical pixels (the window's, or the offscreen image's).
@@ -68,21 +109,20 @@ pub struct Canvas {
     pub physical_size: [f32; 2],
 }
 
-/// Where screenshots come from: the offscreen image in headless mode, else the window.
-#[derive(Resource)]
-pub struct ShotTarget(pub Option<Handle<Image>>);
-
 pub fn run(options: AppOptions) -> ExitCode {
     let mut driver = Driver::new(options.layout, options.seed);
-    driver.threads = options.threads;
-    if let Err(e) = driver
-        .set_count(options.count)
-        .and_then(|()| driver.set_churn(options.churn))
-    {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
+    for action in [
+        Action::Threads(options.threads),
+        Action::Count(options.count),
+        Action::Churn(options.churn),
+    ] {
+        if let Err(e) = driver.apply(&action) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     }
     explain_missing_gpu();
+    let signals = Signals::install();
 
     let [width, height] = options.size;
     let window = Window {
@@ -95,7 +135,10 @@ pub fn run(options: AppOptions) -> ExitCode {
         },
         ..default()
     };
+    // Ctrl-C is ours (`Signals`): the run ends with its summary, as on SIGTERM.
     let plugins = DefaultPlugins
+        .build()
+        .disable::<TerminalCtrlCHandlerPlugin>()
         .set(all_cores_compute())
         .set(WindowPlugin {
             primary_window: (!options.headless).then_some(window),
@@ -125,7 +168,9 @@ pub fn run(options: AppOptions) -> ExitCode {
         SimPlugin,
         PointsRenderPlugin,
         PanelPlugin,
+        HudPlugin,
         TalkPlugin,
+        ShotsPlugin,
     ))
     .insert_resource(ClearColor(Color::srgb(0.03, 0.04, 0.06)))
     .insert_resource(UiState {
@@ -135,7 +180,12 @@ pub fn run(options: AppOptions) -> ExitCode {
         vsync: options.vsync,
         ui_scale: options.ui_scale,
         dot_px: options.dot_px,
+        plot_log: false,
+        overflow_logged: false,
     })
+    .insert_resource(Shots::new(options.export_dir))
+    .insert_resource(signals)
+    .init_resource::<ResidentMemory>()
     .insert_resource(Canvas {
         physical_size: [width as f32, height as f32],
     })
@@ -152,7 +202,7 @@ pub fn run(options: AppOptions) -> ExitCode {
             spawn_camera(commands, images, shots, options.headless, options.size)
         },
     )
-    .add_systems(First, measure_canvas);
+    .add_systems(First, (measure_canvas, read_resident_memory));
 
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,

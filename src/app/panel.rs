@@ -1,24 +1,26 @@
-//! PanelPlugin: the egui side panel a speaker drives (layout, entity count, threads, churn, pause,
-//! vsync), the live frame-time plot against the 16.67 ms budget, large readouts for a projector,
-//! the per-layout scoreboard and memory. Aggregates only: never a row per entity.
+//! PanelPlugin: the egui side panel a speaker drives, sized to fit a 1280x720 projector at UI
+//! scale 1 without scrolling: layout, entity count and presets, threads, churn, pause; large
+//! readouts; the frame-time plot against the 16.67 ms budget; the scoreboard of every layout
+//! measured at this count; memory and the last notice. Every widget that changes something writes
+//! a [`Request`], as keys and scripts do. Aggregates only: never a row per entity.
 
 use bevy::prelude::*;
 use bevy::window::{PresentMode, PrimaryWindow};
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
-use egui_plot::{Bar, BarChart, HLine, Legend, Line, Plot, PlotPoints};
+use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use entity_layouts::LayoutKind;
-use entity_layouts::memory::resident_bytes;
+use entity_layouts::driver::{APP_MAX_ENTITIES, MAX_CHURN};
 use entity_layouts::threads::{Threads, core_count};
+use entity_layouts::{Action, LayoutKind};
 
 use super::render::PointsView;
-use super::sim::Sim;
-use super::stats::{FrameStats, WINDOW_S};
-use super::{Canvas, UiState};
+use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
+use super::sim::{Request, Sim};
+use super::stats::{FrameStats, Series, WINDOW_S};
+use super::talk::LAYOUT_KEYS;
+use super::{Canvas, ResidentMemory, UiState};
 
-pub const BUDGET_MS: f32 = 1000.0 / 60.0;
-const RED: Color32 = Color32::from_rgb(255, 90, 80);
 const PRESETS: [(usize, &str); 5] = [
     (10_000, "10k"),
     (100_000, "100k"),
@@ -26,6 +28,14 @@ const PRESETS: [(usize, &str); 5] = [
     (4_000_000, "4M"),
     (10_000_000, "10M"),
 ];
+
+/// The panel's width in points: leaves a 1280-pixel window most of its width for the world.
+const PANEL_WIDTH: f32 = 360.0;
+const PLOT_HEIGHT: f32 = 140.0;
+
+const FRAME_COLOR: Color32 = Color32::WHITE;
+const SIMULATE_COLOR: Color32 = Color32::from_rgb(255, 180, 60);
+const GATHER_COLOR: Color32 = Color32::from_rgb(90, 170, 255);
 
 pub struct PanelPlugin;
 
@@ -36,44 +46,19 @@ impl Plugin for PanelPlugin {
     }
 }
 
-fn ms_color(ms: f32) -> Color32 {
-    if ms > BUDGET_MS {
-        RED
-    } else {
-        Color32::LIGHT_GREEN
-    }
-}
-
-/// `12,345` -> `12.3k`, `5,412,169` -> `5.41M`: readable from the back of a room.
-fn count_label(n: usize) -> String {
-    let (value, unit) = match n {
-        n if n >= 1_000_000 => (n as f64 / 1e6, "M"),
-        n if n >= 1_000 => (n as f64 / 1e3, "k"),
-        n => return n.to_string(),
-    };
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{value:.digits$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &text
-    };
-    format!("{text}{unit}")
-}
+/// The warning the app logs when the panel's content is taller than the window; the app's test
+/// asserts it never appears at 1280x720.
+pub const OVERFLOW_WARNING: &str = "the panel's content does not fit the window";
 
 #[allow(clippy::too_many_arguments)]
 fn panel(
     mut contexts: EguiContexts,
-    mut sim: ResMut<Sim>,
+    sim: Res<Sim>,
     stats: Res<FrameStats>,
+    resident: Res<ResidentMemory>,
     mut ui_state: ResMut<UiState>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
+    mut requests: MessageWriter<Request>,
     time: Res<Time<Real>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -89,64 +74,71 @@ fn panel(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
+    let mut want = Vec::new();
     let response = egui::Panel::left("controls")
-        .resizable(true)
-        .default_size(340.0)
+        .resizable(false)
+        .exact_size(PANEL_WIDTH)
         .show(&mut root, |ui| {
+            ui.spacing_mut().item_spacing.y = 3.0;
+            // Scrolls only on a window smaller than a projector's; the content's height is
+            // checked against the window's below.
             egui::ScrollArea::vertical().show(ui, |ui| {
-                controls(ui, &mut sim, &mut ui_state, &mut windows);
+                controls(ui, &sim, &mut ui_state, &mut windows, &mut want);
                 ui.separator();
                 readouts(ui, &sim, &stats);
                 ui.separator();
-                frame_plot(ui, &stats, time.elapsed_secs_f64());
+                frame_plot(ui, &stats, &mut ui_state, time.elapsed_secs_f64());
                 ui.separator();
-                scoreboard(ui, &sim, &stats);
+                scoreboard_section(ui, &sim, &stats);
                 ui.separator();
-                memory(ui, &sim);
-                if let Some(notice) = &sim.notice {
-                    ui.separator();
-                    let color = if notice.is_error { RED } else { Color32::GRAY };
-                    ui.label(RichText::new(&notice.text).color(color));
-                }
-                ui.separator();
-                ui.label(
-                    RichText::new("keys: 1-9 layout · Up/Down count x2 / ÷2 · Space pause · H panel · F fullscreen")
-                        .small()
-                        .weak(),
-                );
-            });
+                footer(ui, &sim, &resident);
+            })
         });
+    requests.write_batch(want.into_iter().map(Request));
+    let scroll = response.inner;
+    let overflow = scroll.content_size.y - scroll.inner_rect.height();
+    if overflow > 1.0 && !ui_state.overflow_logged {
+        ui_state.overflow_logged = true;
+        eprintln!(
+            "warning: {OVERFLOW_WARNING}: it needs {:.0} points, the window gives {:.0} (UI scale {})",
+            scroll.content_size.y,
+            scroll.inner_rect.height(),
+            ui_state.ui_scale
+        );
+    }
     ui_state.panel_width_px = response.response.rect.right() * ctx.pixels_per_point();
     Ok(())
 }
 
 fn controls(
     ui: &mut egui::Ui,
-    sim: &mut Sim,
+    sim: &Sim,
     ui_state: &mut UiState,
     windows: &mut Query<&mut Window, With<PrimaryWindow>>,
+    want: &mut Vec<Action>,
 ) {
-    ui.heading("entity-layouts");
     // The layout asked for, even while its entities are still being copied into it.
     let current = sim.driver.requested_layout();
-    egui::ComboBox::from_label("layout")
-        .selected_text(current.label())
-        .width(260.0)
-        .show_ui(ui, |ui| {
-            for (i, kind) in LayoutKind::ALL.into_iter().enumerate() {
-                let key = if i < 9 {
-                    format!("{} ", i + 1)
-                } else {
-                    "   ".into()
-                };
-                if ui
-                    .selectable_label(kind == current, format!("{key}{}", kind.label()))
-                    .clicked()
-                {
-                    sim.set_layout(kind);
+    let key_of = |kind: LayoutKind| {
+        LayoutKind::ALL
+            .iter()
+            .position(|&k| k == kind)
+            .map_or("", |i| LAYOUT_KEYS[i].1)
+    };
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("layout").strong());
+        egui::ComboBox::from_id_salt("layout")
+            .selected_text(format!("[{}] {}", key_of(current), current.label()))
+            .width(PANEL_WIDTH - 70.0)
+            .show_ui(ui, |ui| {
+                for kind in LayoutKind::ALL {
+                    let text = format!("[{}] {}", key_of(kind), kind.label());
+                    if ui.selectable_label(kind == current, text).clicked() {
+                        want.push(Action::Layout(kind));
+                    }
                 }
-            }
-        });
+            });
+    });
     if let Some(progress) = sim.driver.switch_progress() {
         ui.add(
             egui::ProgressBar::new(progress.copied as f32 / progress.len.max(1) as f32).text(
@@ -162,58 +154,52 @@ fn controls(
 
     let mut count = ui_state.count_slider.max(1_000);
     let slider = ui.add(
-        egui::Slider::new(&mut count, 1_000..=entity_layouts::driver::APP_MAX_ENTITIES)
+        egui::Slider::new(&mut count, 1_000..=APP_MAX_ENTITIES)
             .logarithmic(true)
+            .custom_formatter(|n, _| count_label(n as usize))
             .text("entities"),
     );
     ui_state.count_slider = count;
     // Apply when the drag ends, not on every pixel of it: each change re-seeds the tail.
     if slider.drag_stopped() || (slider.changed() && !slider.dragged()) {
-        sim.set_count(count);
+        want.push(Action::Count(count));
     }
     ui.horizontal(|ui| {
         for (n, label) in PRESETS {
             if ui.button(label).clicked() {
                 ui_state.count_slider = n;
-                sim.set_count(n);
+                want.push(Action::Count(n));
             }
         }
+        if sim.driver.growing() {
+            let (len, target) = (sim.driver.len(), sim.driver.target());
+            ui.add(
+                egui::ProgressBar::new(len as f32 / target.max(1) as f32).text(format!(
+                    "{} / {}",
+                    count_label(len),
+                    count_label(target)
+                )),
+            );
+        }
     });
-    if sim.growing() {
-        let (len, target) = (sim.driver.swarm.len(), sim.driver.target());
-        ui.add(
-            egui::ProgressBar::new(len as f32 / target.max(1) as f32).text(format!(
-                "spawning {} / {}",
-                count_label(len),
-                count_label(target)
-            )),
-        );
-    }
 
     ui.horizontal(|ui| {
         ui.label("threads");
-        let mut threads = sim.driver.threads;
+        let mut threads = sim.driver.threads();
         ui.radio_value(&mut threads, Threads::One, "1");
         ui.radio_value(
             &mut threads,
             Threads::All,
             format!("all ({})", core_count()),
         );
-        sim.set_threads(threads);
-    });
-    let mut churn = sim.driver.churn();
-    if ui
-        .add(
-            egui::Slider::new(&mut churn, 0..=entity_layouts::driver::MAX_CHURN)
-                .logarithmic(true)
-                .text("churn / frame"),
-        )
-        .changed()
-    {
-        sim.set_churn(churn);
-    }
-    ui.horizontal(|ui| {
-        ui.checkbox(&mut sim.driver.paused, "pause");
+        if threads != sim.driver.threads() {
+            want.push(Action::Threads(threads));
+        }
+        ui.separator();
+        let mut paused = sim.driver.paused();
+        if ui.checkbox(&mut paused, "pause").changed() {
+            want.push(Action::Pause(paused));
+        }
         let mut vsync = ui_state.vsync;
         if ui.checkbox(&mut vsync, "vsync").changed() {
             ui_state.vsync = vsync;
@@ -226,156 +212,219 @@ fn controls(
             }
         }
     });
-    ui.add(egui::Slider::new(&mut ui_state.ui_scale, 0.75..=2.5).text("UI scale"));
+    ui.horizontal(|ui| {
+        let mut churn = sim.driver.churn();
+        if ui
+            .add(
+                egui::Slider::new(&mut churn, 0..=MAX_CHURN)
+                    .logarithmic(true)
+                    .custom_formatter(|n, _| count_label(n as usize))
+                    .text("churn/frame"),
+            )
+            .changed()
+        {
+            want.push(Action::Churn(churn));
+        }
+        ui.add(
+            egui::DragValue::new(&mut ui_state.ui_scale)
+                .range(0.5..=3.0)
+                .speed(0.01)
+                .prefix("UI ×"),
+        );
+    });
 }
 
 fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
     // The active layout's steady frames only, so a switch shows the new layout's cost at once.
     let simulate = stats
         .scoreboard
-        .get(&sim.driver.swarm.kind())
+        .get(&sim.driver.kind())
         .map_or(stats.simulate.last(), |s| s.summary().0);
-    let n = sim.driver.swarm.len();
-    ui.label(
-        RichText::new(format!("simulate {simulate:.2} ms"))
-            .size(28.0)
-            .strong()
-            .color(ms_color(simulate)),
-    );
+    let n = sim.driver.len();
+    ui.horizontal(|ui| {
+        ui.label(
+            RichText::new(format!("simulate {simulate:.2} ms"))
+                .size(26.0)
+                .strong()
+                .color(budget_color(simulate)),
+        );
+        ui.label(
+            RichText::new(format!("{:.0}%", 100.0 * simulate / BUDGET_MS))
+                .size(26.0)
+                .color(budget_color(simulate)),
+        );
+    });
     ui.label(
         RichText::new(format!(
-            "{:.0}% of the 16.67 ms budget · {} entities/ms",
-            100.0 * simulate / BUDGET_MS,
+            "of the 16.67 ms budget · {} in {} · {} entities/ms",
+            count_label(n),
+            sim.driver.kind().name(),
             if simulate > 0.0 {
                 count_label((n as f32 / simulate) as usize)
             } else {
                 "-".into()
             }
         ))
-        .size(16.0),
+        .size(14.0),
     );
-    let (p50, p99, max) = stats.frame.summary();
-    let last = stats.frame.last();
+    let (p50, p99, _) = stats.frame.summary();
     ui.horizontal_wrapped(|ui| {
         ui.label("frame");
-        for (name, v) in [("now", last), ("p50", p50), ("p99", p99), ("max", max)] {
-            ui.label(RichText::new(format!("{name} {v:.1} ms")).color(ms_color(v)));
+        for (name, v) in [("now", stats.frame.last()), ("p50", p50), ("p99", p99)] {
+            ui.label(RichText::new(format!("{name} {v:.1}")).color(budget_color(v)));
         }
+        ui.label(format!(
+            "ms · gather+upload {:.2} ms",
+            stats.gather_upload.last()
+        ));
     });
-    ui.label(format!(
-        "{} entities in {} · gather+upload {:.2} ms",
-        count_label(n),
-        sim.driver.swarm.kind().name(),
-        stats.gather_upload.last()
-    ));
 }
 
-fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, now: f64) {
-    let line = |name: &str, series: &super::stats::Series, color: Color32| {
+/// The y-axis top: at least three budgets, at most six, p99 in between, so the budget line always
+/// reads; frames above it are drawn at the top, marked in red.
+fn plot_cap(p99: f32) -> f64 {
+    f64::from((p99 * 1.1).clamp(3.0 * BUDGET_MS, 6.0 * BUDGET_MS))
+}
+
+fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now: f64) {
+    // The legend sits above the plot, never on the data.
+    ui.horizontal(|ui| {
+        for (name, color) in [
+            ("frame", FRAME_COLOR),
+            ("simulate", SIMULATE_COLOR),
+            ("gather+upload", GATHER_COLOR),
+            ("16.67 ms", RED),
+        ] {
+            ui.label(RichText::new(format!("■ {name}")).color(color).small());
+        }
+        ui.checkbox(&mut ui_state.plot_log, RichText::new("log").small());
+    });
+    let log = ui_state.plot_log;
+    let (_, p99, _) = stats.frame.summary();
+    let cap = plot_cap(p99);
+    // On the log axis values are drawn as log10(ms), from 0.01 ms to 10 s.
+    let y = |ms: f64| {
+        if log {
+            ms.max(0.01).log10()
+        } else {
+            ms.min(cap)
+        }
+    };
+    let (y_min, y_max) = if log { (-2.0, 4.0) } else { (0.0, cap * 1.04) };
+    let line = |name: &str, series: &Series, color: Color32| {
         let points: Vec<[f64; 2]> = series
             .points()
-            .map(|(t, v)| [t - now, f64::from(v)])
+            .map(|(t, v)| [t - now, y(f64::from(v))])
             .collect();
         Line::new(name, PlotPoints::from(points))
             .color(color)
             .width(1.5)
     };
+    let clipped: Vec<[f64; 2]> = if log {
+        Vec::new()
+    } else {
+        stats
+            .frame
+            .points()
+            .filter(|&(_, v)| f64::from(v) > cap)
+            .map(|(t, _)| [t - now, cap])
+            .collect()
+    };
     Plot::new("frame_time")
-        .height(210.0)
-        .legend(Legend::default())
-        .include_x(-WINDOW_S)
-        .include_x(0.0)
-        .include_y(0.0)
-        .include_y(BUDGET_MS * 1.2)
+        .height(PLOT_HEIGHT)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
-        .x_axis_label("seconds")
-        .y_axis_label("ms")
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .show_x(false)
+        .y_axis_min_width(28.0)
+        .y_axis_formatter(move |mark, _| {
+            if log {
+                format!("{}", 10f64.powf(mark.value))
+            } else {
+                format!("{:.0}", mark.value)
+            }
+        })
         .show(ui, |plot| {
-            plot.line(line("frame", &stats.frame, Color32::WHITE));
-            plot.line(line(
-                "simulate",
-                &stats.simulate,
-                Color32::from_rgb(255, 180, 60),
-            ));
-            plot.line(line(
-                "gather+upload",
-                &stats.gather_upload,
-                Color32::from_rgb(90, 170, 255),
-            ));
-            plot.hline(HLine::new("16.67 ms (60 fps)", BUDGET_MS).color(RED));
-            plot.hline(HLine::new("33.3 ms (30 fps)", 2.0 * BUDGET_MS).color(Color32::DARK_RED));
+            plot.set_plot_bounds_x(-WINDOW_S..=0.0);
+            plot.set_plot_bounds_y(y_min..=y_max);
+            plot.line(line("frame", &stats.frame, FRAME_COLOR));
+            plot.line(line("simulate", &stats.simulate, SIMULATE_COLOR));
+            plot.line(line("gather+upload", &stats.gather_upload, GATHER_COLOR));
+            plot.hline(HLine::new("16.67 ms", y(f64::from(BUDGET_MS))).color(RED));
+            plot.hline(
+                HLine::new("33.3 ms", y(2.0 * f64::from(BUDGET_MS))).color(Color32::DARK_RED),
+            );
+            if !clipped.is_empty() {
+                plot.points(
+                    Points::new("above the axis", PlotPoints::from(clipped))
+                        .shape(MarkerShape::Up)
+                        .radius(3.0)
+                        .color(RED),
+                );
+            }
         });
 }
 
-fn scoreboard(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
-    let n = sim.driver.swarm.len();
+fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
+    let n = sim.driver.len();
+    let rows = scoreboard::rows(stats, n);
     ui.label(
         RichText::new(format!(
-            "scoreboard at {} entities: p50 simulate",
+            "scoreboard at {} entities · simulate p50 · ≈ what 16.67 ms allows",
             count_label(n)
         ))
-        .strong(),
+        .strong()
+        .small(),
     );
-    let mut rows: Vec<(LayoutKind, f32)> = LayoutKind::ALL
-        .into_iter()
-        .filter_map(|k| Some((k, stats.scoreboard.get(&k)?.summary().0)))
-        .filter(|(_, ms)| *ms > 0.0)
-        .collect();
     if rows.is_empty() {
-        ui.label(RichText::new("switch layouts to compare them here").weak());
-        return;
-    }
-    rows.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let bars: Vec<Bar> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, (kind, ms))| {
-            // Fastest on top, in the order of the list below.
-            Bar::new(-(i as f64), f64::from(*ms))
-                .name(kind.name())
-                .fill(ms_color(*ms))
-        })
-        .collect();
-    Plot::new("scoreboard")
-        .height(24.0 * rows.len() as f32 + 30.0)
-        .show_axes([true, false])
-        .allow_drag(false)
-        .allow_zoom(false)
-        .allow_scroll(false)
-        .include_x(0.0)
-        .show(ui, |plot| {
-            plot.bar_chart(BarChart::new("simulate ms", bars).horizontal())
-        });
-    for (kind, ms) in rows {
-        let allows = if n > 0 && ms > 0.0 {
-            count_label((BUDGET_MS / (ms / n as f32)) as usize)
-        } else {
-            "-".into()
-        };
-        ui.label(format!(
-            "{:<15} {ms:7.2} ms · the budget allows ≈ {allows} entities",
-            kind.name()
-        ));
+        ui.label(RichText::new("switch layouts (keys 1-9, 0, -) to compare them here").weak());
+    } else {
+        scoreboard::paint(ui, &rows);
     }
 }
 
-fn memory(ui: &mut egui::Ui, sim: &Sim) {
-    let n = sim.driver.swarm.len();
-    let (payload, allocated) = sim.driver.swarm.memory().per_entity(n);
-    let rss = resident_bytes().map_or("-".into(), |b| {
-        format!("{:.0} MiB", b as f64 / (1 << 20) as f64)
-    });
-    ui.label(format!(
-        "memory: {payload:.0} B/entity payload, {allocated:.0} B/entity allocated · process resident {rss}"
-    ));
+fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
+    let n = sim.driver.len();
+    let (payload, allocated) = sim.driver.memory().per_entity(n);
+    ui.label(
+        RichText::new(format!(
+            "memory: {payload:.0} B/entity payload, {allocated:.0} B allocated · resident {}",
+            resident.label()
+        ))
+        .small(),
+    );
+    if let Some(notice) = &sim.notice {
+        let color = if notice.is_error { RED } else { Color32::GRAY };
+        ui.label(RichText::new(&notice.text).color(color).small());
+    }
+    ui.label(
+        RichText::new(
+            "keys: 1-9 0 - layout · Up/Down count x2 /2 · Space pause · H panel/HUD · E export · F fullscreen",
+        )
+        .small()
+        .weak(),
+    );
 }
 
 /// Letterboxes the world rectangle into the part of the canvas the panel leaves free.
 fn fit_world_to_canvas(canvas: Res<Canvas>, ui_state: Res<UiState>, mut view: ResMut<PointsView>) {
     let [w, h] = canvas.physical_size;
-    let left = ui_state.panel_width_px.clamp(0.0, w - 1.0);
+    let next = PointsView {
+        viewport: letterbox([w, h], ui_state.panel_width_px),
+        dot_px: ui_state.dot_px,
+    };
+    if *view != next {
+        *view = next;
+    }
+}
+
+/// The world rectangle's place (x, y, width, height) in a canvas of `size` physical pixels
+/// whose left `panel` pixels the panel covers: as large as fits, centred, aspect kept.
+pub fn letterbox([w, h]: [f32; 2], panel: f32) -> [f32; 4] {
+    let (w, h) = (w.max(1.0), h.max(1.0));
+    let left = panel.clamp(0.0, w - 1.0);
     let (aw, ah) = (w - left, h);
     let aspect =
         (entity_layouts::workload::WORLD_WIDTH / entity_layouts::workload::WORLD_HEIGHT) as f32;
@@ -384,26 +433,42 @@ fn fit_world_to_canvas(canvas: Res<Canvas>, ui_state: Res<UiState>, mut view: Re
     } else {
         (aw, aw / aspect)
     };
-    let next = PointsView {
-        viewport: [left + (aw - vw) / 2.0, (ah - vh) / 2.0, vw, vh],
-        dot_px: ui_state.dot_px,
-    };
-    if *view != next {
-        *view = next;
-    }
+    [
+        left + (aw - vw) / 2.0,
+        (ah - vh) / 2.0,
+        vw.max(1.0),
+        vh.max(1.0),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::count_label;
+    use super::*;
 
     #[test]
-    fn counts_read_well() {
-        assert_eq!(count_label(10_000_000), "10M");
-        assert_eq!(count_label(5_412_169), "5.41M");
-        assert_eq!(count_label(308_263), "308k");
-        assert_eq!(count_label(12_345), "12.3k");
-        assert_eq!(count_label(100_000), "100k");
-        assert_eq!(count_label(999), "999");
+    fn the_plot_keeps_the_budget_line_readable() {
+        assert_eq!(plot_cap(5.0), f64::from(3.0 * BUDGET_MS));
+        assert_eq!(plot_cap(600.0), f64::from(6.0 * BUDGET_MS));
+        let mid = plot_cap(70.0);
+        assert!(mid > 70.0 && mid < 80.0, "{mid}");
+    }
+
+    #[test]
+    fn the_world_is_letterboxed_beside_the_panel() {
+        let [x, y, w, h] = letterbox([1280.0, 720.0], 360.0);
+        assert!((w / h - 16.0 / 9.0).abs() < 1e-3);
+        assert!(x >= 360.0 && x + w <= 1280.0 + 1e-3 && y >= 0.0);
+        // Extremes: a 1x1 window and a panel wider than the window still give a valid rect.
+        for (size, panel) in [
+            ([1.0, 1.0], 0.0),
+            ([320.0, 240.0], 5000.0),
+            ([7680.0, 4320.0], 0.0),
+        ] {
+            let [x, y, w, h] = letterbox(size, panel);
+            assert!(
+                w >= 1.0 && h >= 1.0 && x >= 0.0 && y >= 0.0,
+                "{size:?} {panel}"
+            );
+        }
     }
 }

@@ -1,5 +1,8 @@
 //! RenderPlugin: every entity as a small square, one instanced draw per frame from one persistent
 //! GPU buffer that is rewritten each frame with the points gathered from the active layout.
+//! Dots are blended additively, and their size and brightness follow the count and the world's
+//! area on screen ([`dot_style`]), so density reads as brightness instead of saturating: ten
+//! thousand dots are crisp squares, ten million a glowing flow.
 //! No Bevy entity, sprite or mesh per simulated entity: the cost of this path is the same for
 //! every layout, so the comparison stays about the layout. Only `gather_points` is per-layout,
 //! and it is timed on its own (in `sim`); the upload is timed here.
@@ -7,30 +10,34 @@
 //! Flow: the main world gathers into `GatheredPoints`; extraction swaps that vector into the
 //! render world (no copy); `prepare` writes it into the GPU buffer (one copy, into wgpu's
 //! staging memory); the pass draws `4 vertices x n instances` into the camera's main texture,
-//! before egui draws the panel on top.
+//! before egui draws the panel on top. The shader (`assets/shaders/points.wgsl`, embedded in the
+//! binary) is compiled with the point format's bit widths from `workload`, so the format is
+//! written down once.
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use bevy::asset::{embedded_asset, load_embedded_asset};
 use bevy::core_pipeline::Core2d;
 use bevy::core_pipeline::Core2dSystems;
 use bevy::mesh::VertexBufferLayout;
 use bevy::prelude::*;
 use bevy::render::render_resource::binding_types::uniform_buffer_sized;
 use bevy::render::render_resource::{
-    BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, Buffer,
-    BufferDescriptor, BufferUsages, CachedRenderPipelineId, ColorTargetState, ColorWrites,
-    FragmentState, PipelineCache, PrimitiveState, PrimitiveTopology, RenderPassDescriptor,
-    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexAttribute, VertexFormat,
-    VertexState, VertexStepMode,
+    BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, BlendComponent,
+    BlendFactor, BlendOperation, BlendState, Buffer, BufferDescriptor, BufferUsages,
+    CachedRenderPipelineId, ColorTargetState, ColorWrites, FragmentState, PipelineCache,
+    PrimitiveState, PrimitiveTopology, RenderPassDescriptor, RenderPipelineDescriptor,
+    ShaderStages, TextureFormat, VertexAttribute, VertexFormat, VertexState, VertexStepMode,
 };
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::ViewTarget;
 use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup, RenderSystems};
+use bevy::shader::ShaderDefVal;
 use bevy_egui::render::systems::EguiPipelines;
+
+use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 
 /// Points gathered this frame (main world), handed to the render world by swapping vectors.
 #[derive(Resource, Default)]
@@ -38,21 +45,38 @@ pub struct GatheredPoints {
     pub points: Vec<u32>,
 }
 
-/// Where the world rectangle lands in the window, in physical pixels, and how big a dot is.
+/// Where the world rectangle lands in the window, in physical pixels, and the dot size asked for
+/// on the command line (`None`: it follows the count).
 #[derive(Resource, Clone, Copy, Debug, PartialEq)]
 pub struct PointsView {
     /// x, y, width, height of the letterboxed world rectangle.
     pub viewport: [f32; 4],
-    pub dot_px: f32,
+    pub dot_px: Option<f32>,
 }
 
 impl Default for PointsView {
     fn default() -> Self {
         Self {
             viewport: [0.0, 0.0, 1.0, 1.0],
-            dot_px: 2.0,
+            dot_px: None,
         }
     }
+}
+
+/// The share of the world's brightness a population aims at if its dots were spread evenly:
+/// where streams crowd several times that, they glow; the haze between them stays dark.
+const MEAN_BRIGHTNESS: f32 = 0.3;
+
+/// A dot's size in pixels and its opacity (the weight it adds under additive blending) for `n`
+/// dots over `area_px` pixels. Sizes shrink from 3 px toward 1 px as dots crowd the area; the
+/// opacity then scales so that the mean brightness stays near [`MEAN_BRIGHTNESS`], with a floor
+/// that an 8-bit target still resolves.
+pub fn dot_style(n: usize, area_px: f32, fixed_px: Option<f32>) -> (f32, f32) {
+    let pixels_per_dot = area_px.max(1.0) / n.max(1) as f32;
+    let size = fixed_px.unwrap_or_else(|| (pixels_per_dot.sqrt() * 0.5).clamp(1.0, 3.0));
+    let coverage = size * size / pixels_per_dot;
+    let alpha = (MEAN_BRIGHTNESS / coverage).clamp(0.012, 1.0);
+    (size, alpha)
 }
 
 /// Set by the render world once it has drawn the points: screenshots before that would show an
@@ -80,7 +104,13 @@ pub struct PointsRenderPlugin;
 
 impl Plugin for PointsRenderPlugin {
     fn build(&self, app: &mut App) {
-        embedded_asset!(app, "points.wgsl");
+        let shader = app
+            .world_mut()
+            .resource_mut::<Assets<Shader>>()
+            .add(Shader::from_wgsl(
+                include_str!("../../assets/shaders/points.wgsl"),
+                "shaders/points.wgsl",
+            ));
         let clock = UploadClock::default();
         let ready = RenderReady::default();
         app.init_resource::<GatheredPoints>()
@@ -93,6 +123,7 @@ impl Plugin for PointsRenderPlugin {
         render_app
             .insert_resource(clock)
             .insert_resource(ready)
+            .insert_resource(PointsShader(shader))
             .init_resource::<RenderPoints>()
             .add_systems(RenderStartup, init_points_pipeline)
             .add_systems(ExtractSchedule, extract_points)
@@ -108,6 +139,10 @@ impl Plugin for PointsRenderPlugin {
             );
     }
 }
+
+/// The points shader, added to the main world's shader assets at build time.
+#[derive(Resource)]
+struct PointsShader(Handle<Shader>);
 
 #[derive(Resource, Default)]
 struct RenderPoints {
@@ -134,7 +169,7 @@ const PARAMS_BYTES: u64 = 16;
 fn init_points_pipeline(
     mut commands: Commands,
     device: Res<RenderDevice>,
-    assets: Res<AssetServer>,
+    shader: Res<PointsShader>,
 ) {
     let layout = BindGroupLayoutDescriptor::new(
         "points_layout",
@@ -151,7 +186,7 @@ fn init_points_pipeline(
     });
     commands.insert_resource(PointsPipeline {
         layout,
-        shader: load_embedded_asset!(assets.as_ref(), "points.wgsl"),
+        shader: shader.0.clone(),
         pipeline: None,
         buffer: None,
         capacity: 0,
@@ -168,6 +203,26 @@ fn extract_points(mut main_world: ResMut<MainWorld>, mut render: ResMut<RenderPo
     render.view = view;
 }
 
+/// The point format's bit widths, from the Rust constants: the shader decodes what
+/// `pack_point` encodes.
+fn point_format_defs() -> Vec<ShaderDefVal> {
+    vec![
+        ShaderDefVal::UInt("POINT_X_BITS".into(), POINT_X_BITS),
+        ShaderDefVal::UInt("POINT_Y_BITS".into(), POINT_Y_BITS),
+        ShaderDefVal::UInt("POINT_HP_BITS".into(), POINT_HP_BITS),
+    ]
+}
+
+/// Dots add light: overlapping dots get brighter instead of hiding each other.
+const ADDITIVE: BlendState = BlendState {
+    color: BlendComponent {
+        src_factor: BlendFactor::SrcAlpha,
+        dst_factor: BlendFactor::One,
+        operation: BlendOperation::Add,
+    },
+    alpha: BlendComponent::OVER,
+};
+
 fn pipeline_descriptor(
     pipeline: &PointsPipeline,
     format: TextureFormat,
@@ -177,6 +232,7 @@ fn pipeline_descriptor(
         layout: vec![pipeline.layout.clone()],
         vertex: VertexState {
             shader: pipeline.shader.clone(),
+            shader_defs: point_format_defs(),
             buffers: vec![VertexBufferLayout {
                 array_stride: 4,
                 step_mode: VertexStepMode::Instance,
@@ -190,9 +246,10 @@ fn pipeline_descriptor(
         },
         fragment: Some(FragmentState {
             shader: pipeline.shader.clone(),
+            shader_defs: point_format_defs(),
             targets: vec![Some(ColorTargetState {
                 format,
-                blend: None,
+                blend: Some(ADDITIVE),
                 write_mask: ColorWrites::ALL,
             })],
             ..default()
@@ -239,7 +296,8 @@ fn prepare_points(
         queue.write_buffer(buffer, 0, bytemuck::cast_slice(&render.points));
     }
     let [_, _, w, h] = render.view.viewport;
-    let params = [2.0 / w.max(1.0), 2.0 / h.max(1.0), render.view.dot_px, 0.0];
+    let (dot_px, alpha) = dot_style(n, w * h, render.view.dot_px);
+    let params = [2.0 / w.max(1.0), 2.0 / h.max(1.0), dot_px, alpha];
     queue.write_buffer(&pipeline.params, 0, bytemuck::cast_slice(&params));
     clock
         .0
@@ -300,5 +358,26 @@ fn points_pass(
     });
     if egui_ready {
         ready.0.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dots_shrink_and_dim_as_they_crowd() {
+        let area = 900.0 * 506.0;
+        let (few_px, few_alpha) = dot_style(10_000, area, None);
+        let (many_px, many_alpha) = dot_style(1_000_000, area, None);
+        let (most_px, most_alpha) = dot_style(10_000_000, area, None);
+        assert_eq!((few_px, few_alpha), (3.0, 1.0));
+        assert_eq!(many_px, 1.0);
+        assert!(most_px == 1.0 && most_alpha < many_alpha && many_alpha < 0.2);
+        // The mean brightness stays put once dots overlap.
+        let mean = |n: usize, (px, alpha): (f32, f32)| n as f32 * px * px * alpha / area;
+        assert!((mean(1_000_000, (many_px, many_alpha)) - MEAN_BRIGHTNESS).abs() < 1e-3);
+        assert_eq!(dot_style(5, area, Some(2.0)).0, 2.0);
+        assert!(dot_style(0, 0.0, None).1 > 0.0);
     }
 }

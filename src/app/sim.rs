@@ -1,7 +1,8 @@
-//! SimPlugin: owns the active layout (through the core's `Driver`) as a resource, runs one frame
-//! of the simulation per Bevy frame and times it, then gathers the points the renderer draws.
-//! Every request from the panel, the keys or a script goes through `Sim`, which keeps the
-//! population as it was when a request is refused and says why.
+//! SimPlugin: owns the live simulation (the core's `Driver`) as a resource, runs one
+//! `Driver::frame_step` per Bevy frame and times it, then gathers the points the renderer draws.
+//! Every change a person asks for arrives as a [`Request`] (keys, panel, script alike) and reaches
+//! the driver through [`Sim::apply`], which keeps the population as it was when a request is
+//! refused and says why.
 
 use std::time::{Duration, Instant};
 
@@ -9,19 +10,23 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 
 use entity_layouts::driver::Driver;
-use entity_layouts::threads::Threads;
-use entity_layouts::{LayoutKind, SimError};
+use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
 use super::render::{GatheredPoints, UploadClock};
 use super::stats::{FrameSplit, FrameStats, Setting};
 
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SimSet {
-    /// Scripts, keys: requests for this frame.
+    /// Keys and scripts write requests; the dispatcher carries them out.
     Requests,
     Simulate,
     Gather,
 }
+
+/// Something a person (or a script) asked for: the one way keys, panel widgets and script lines
+/// change anything.
+#[derive(Message, Clone, Debug)]
+pub struct Request(pub Action);
 
 /// Needs a `Sim` resource (the app inserts it, built from the command line).
 pub struct SimPlugin;
@@ -29,6 +34,7 @@ pub struct SimPlugin;
 impl Plugin for SimPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<FrameStats>()
+            .add_message::<Request>()
             .configure_sets(
                 Update,
                 (SimSet::Requests, SimSet::Simulate, SimSet::Gather).chain(),
@@ -96,58 +102,79 @@ impl Sim {
 
     /// Shows what happened (or why a request was refused) in the panel, and logs it, so a
     /// scripted or headless run keeps the same record.
-    fn report(&mut self, result: Result<String, SimError>) -> bool {
-        match result {
+    pub fn report(&mut self, result: Result<String, String>) {
+        let (text, is_error) = match result {
             Ok(text) => {
                 println!("[frame {}] {text}", self.driver.frame());
-                self.notice = Some(Notice {
-                    text,
-                    is_error: false,
-                });
-                true
+                (text, false)
             }
-            Err(e) => {
-                eprintln!("[frame {}] refused: {e}", self.driver.frame());
-                self.notice = Some(Notice {
-                    text: e.to_string(),
-                    is_error: true,
-                });
-                false
+            Err(text) => {
+                eprintln!("[frame {}] refused: {text}", self.driver.frame());
+                (text, true)
             }
-        }
+        };
+        self.notice = Some(Notice { text, is_error });
     }
 
-    /// Starts a switch (carried out over the next frames, the swarm moving all along); asking for
-    /// the layout the swarm is in cancels a pending switch.
-    pub fn set_layout(&mut self, kind: LayoutKind) -> bool {
-        if kind == self.driver.requested_layout() {
-            return true;
+    /// Carries out one of the driver's actions and says what it did: the app's only way into the
+    /// driver. Returns whether it was accepted.
+    pub fn apply(&mut self, action: &Action) -> bool {
+        let outcome = match self.driver.apply(action) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                self.report_error(&e);
+                return false;
+            }
+        };
+        if outcome == Outcome::Changed
+            && matches!(
+                action,
+                Action::Count(_) | Action::Churn(_) | Action::Threads(_)
+            )
+        {
+            // Frame times at the new setting do not compare with the old ones; a layout switch
+            // is what the scoreboard compares, so it keeps them.
+            self.scoreboard_stale = true;
         }
-        let current = self.driver.swarm.kind();
-        let result = self.driver.set_layout(kind).map(|()| {
-            if kind == current {
+        let text = match (action, outcome) {
+            (_, Outcome::Unchanged | Outcome::NotForDriver) => None,
+            (_, Outcome::SwitchCancelled { staying }) => {
                 self.switch_clock = None;
-                format!("switch cancelled: staying in {}", kind.label())
-            } else if self.driver.swarm.kind() == kind {
-                // Nothing to carry over: an empty swarm switches on the spot.
+                Some(format!("switch cancelled: staying in {}", staying.label()))
+            }
+            (_, Outcome::Switched { to }) => {
                 self.switch_clock = None;
-                format!("switched to {} (no entities yet)", kind.label())
-            } else {
+                Some(format!("switched to {} (no entities yet)", to.label()))
+            }
+            (_, Outcome::SwitchStarted { to, entities }) => {
                 self.switch_clock = Some(SwitchClock {
-                    to: kind,
+                    to,
                     started: Instant::now(),
                     frames: 0,
                     copy_ms: 0.0,
                     worst_copy_ms: 0.0,
                 });
-                format!(
-                    "switching to {} ({} entities to carry over)",
-                    kind.label(),
-                    self.driver.swarm.len()
-                )
+                Some(format!(
+                    "switching to {} ({entities} entities to carry over)",
+                    to.label()
+                ))
             }
-        });
-        self.report(result)
+            (Action::Count(n), Outcome::Changed) => Some(format!("count set to {n}")),
+            (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
+            (Action::Threads(t), Outcome::Changed) => Some(format!("threads set to {t}")),
+            (Action::Pause(p), Outcome::Changed) => {
+                Some(if *p { "paused" } else { "resumed" }.to_string())
+            }
+            (_, Outcome::Changed) => None,
+        };
+        if let Some(text) = text {
+            self.report(Ok(text));
+        }
+        true
+    }
+
+    fn report_error(&mut self, e: &SimError) {
+        self.report(Err(e.to_string()));
     }
 
     /// Counts this frame's copying toward the pending switch, and says so once it is done.
@@ -165,11 +192,11 @@ impl Sim {
         }
         let clock = *clock;
         self.switch_clock = None;
-        if self.driver.swarm.kind() == clock.to {
+        if self.driver.kind() == clock.to {
             let text = format!(
                 "switched to {}: {} entities carried over in {} frame(s), {:.0} ms after the request; copying took {:.0} ms, at most {:.0} ms in one frame",
                 clock.to.label(),
-                self.driver.swarm.len(),
+                self.driver.len(),
                 clock.frames,
                 clock.started.elapsed().as_secs_f64() * 1e3,
                 clock.copy_ms,
@@ -179,52 +206,13 @@ impl Sim {
         }
     }
 
-    pub fn set_count(&mut self, n: usize) -> bool {
-        let result = self
-            .driver
-            .set_count(n)
-            .map(|()| format!("count set to {n}"));
-        self.report_setting(result)
-    }
-
-    pub fn set_churn(&mut self, n: usize) -> bool {
-        let result = self
-            .driver
-            .set_churn(n)
-            .map(|()| format!("churn set to {n} per frame"));
-        self.report_setting(result)
-    }
-
-    /// `report`, and a successful change of a setting makes earlier scoreboard numbers stale.
-    fn report_setting(&mut self, result: Result<String, SimError>) -> bool {
-        let ok = self.report(result);
-        self.scoreboard_stale |= ok;
-        ok
-    }
-
-    pub fn set_threads(&mut self, threads: Threads) {
-        if self.driver.threads != threads {
-            self.driver.threads = threads;
-            self.scoreboard_stale = true;
-        }
-    }
-
-    /// Still spawning toward the requested count.
-    pub fn growing(&self) -> bool {
-        self.driver.swarm.len() < self.driver.target()
-    }
-
     /// Still copying entities into the layout being switched to.
     pub fn switching(&self) -> bool {
         self.driver.switch_progress().is_some()
     }
 }
 
-fn ms_since(t: Instant) -> f32 {
-    ms(t.elapsed())
-}
-
-fn ms(d: Duration) -> f32 {
+pub fn ms(d: Duration) -> f32 {
     (d.as_secs_f64() * 1e3) as f32
 }
 
@@ -239,16 +227,15 @@ fn simulate(mut sim: ResMut<Sim>) {
     sim.simulate_ms = ms(report.simulate);
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
-        sim.report(Err(e));
+        sim.report_error(&e);
     }
     sim.follow_switch(report.copied);
 }
 
 fn gather(mut sim: ResMut<Sim>, mut points: ResMut<GatheredPoints>) {
     let t = Instant::now();
-    let threads = sim.driver.threads;
-    sim.driver.swarm.gather_points(&mut points.points, threads);
-    sim.gather_ms = ms_since(t);
+    sim.driver.gather_points(&mut points.points);
+    sim.gather_ms = ms(t.elapsed());
 }
 
 fn record_frame(
@@ -262,10 +249,10 @@ fn record_frame(
         .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
         .and_then(|d| d.measurement())
         .map_or(0.0, |m| m.value as f32);
-    if sim.scoreboard_stale || sim.driver.swarm.len() != sim.scoreboard_count {
+    if sim.scoreboard_stale || sim.driver.len() != sim.scoreboard_count {
         stats.scoreboard.clear();
         sim.scoreboard_stale = false;
-        sim.scoreboard_count = sim.driver.swarm.len();
+        sim.scoreboard_count = sim.driver.len();
     }
     let split = FrameSplit {
         frame_ms,
@@ -274,16 +261,16 @@ fn record_frame(
         upload_ms: upload.last_ms(),
     };
     // Frames spent spawning, switching or paused say nothing about a layout's steady cost.
-    let steady = !sim.growing()
+    let steady = !sim.driver.growing()
         && !sim.switching()
         && !sim.busy_this_frame
-        && !sim.driver.paused
+        && !sim.driver.paused()
         && !sim.frozen
         && frame_ms > 0.0;
     let setting = Setting {
-        kind: sim.driver.swarm.kind(),
-        threads: sim.driver.threads,
-        count: sim.driver.swarm.len(),
+        kind: sim.driver.kind(),
+        threads: sim.driver.threads(),
+        count: sim.driver.len(),
     };
     stats.record(time.elapsed_secs_f64(), setting, split, steady);
 }

@@ -81,6 +81,18 @@ pub struct FrameStats {
     /// Simulate ms per layout at the current count: the scoreboard. Cleared when the count,
     /// thread setting or churn changes, since the numbers would no longer compare.
     pub scoreboard: HashMap<LayoutKind, Series>,
+    /// Every frame of the last [`WINDOW_S`] seconds, for the export's CSV.
+    recent: VecDeque<FrameRecord>,
+    frames: u64,
+}
+
+/// One frame as the export writes it.
+#[derive(Clone, Copy, Debug)]
+struct FrameRecord {
+    frame: u64,
+    t: f64,
+    split: FrameSplit,
+    setting: Setting,
 }
 
 /// What a summary row is about.
@@ -97,6 +109,16 @@ impl FrameStats {
     /// Records a frame; `steady` frames (not spawning, not paused) also count for the
     /// scoreboard and the exit summary.
     pub fn record(&mut self, t: f64, setting: Setting, split: FrameSplit, steady: bool) {
+        self.frames += 1;
+        self.recent.push_back(FrameRecord {
+            frame: self.frames,
+            t,
+            split,
+            setting,
+        });
+        while self.recent.front().is_some_and(|r| t - r.t > WINDOW_S) {
+            self.recent.pop_front();
+        }
         self.frame.push(t, split.frame_ms);
         self.simulate.push(t, split.simulate_ms);
         self.gather_upload
@@ -119,6 +141,28 @@ impl FrameStats {
             .entry(setting.kind)
             .or_default()
             .push(t, split.simulate_ms);
+    }
+
+    /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
+    pub fn recent_csv(&self) -> String {
+        let mut out = String::from(
+            "frame,time_s,frame_ms,simulate_ms,gather_ms,upload_ms,layout,n,threads\n",
+        );
+        for r in &self.recent {
+            out.push_str(&format!(
+                "{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{}\n",
+                r.frame,
+                r.t,
+                r.split.frame_ms,
+                r.split.simulate_ms,
+                r.split.gather_ms,
+                r.split.upload_ms,
+                r.setting.kind.name(),
+                r.setting.count,
+                r.setting.threads.name()
+            ));
+        }
+        out
     }
 
     /// The exit summary: frame p50/p99 and the split per layout, threads and count used.
@@ -159,5 +203,29 @@ mod tests {
         assert_eq!(s.last(), 4999.0);
         let (p50, p99, max) = s.summary();
         assert!(p50 < p99 && p99 <= max && max == 4999.0);
+    }
+
+    #[test]
+    fn the_export_keeps_the_last_seconds_of_frames() {
+        let mut stats = FrameStats::default();
+        let setting = Setting {
+            kind: LayoutKind::Soa,
+            threads: Threads::One,
+            count: 7,
+        };
+        for i in 0..1500 {
+            let split = FrameSplit {
+                frame_ms: 16.0,
+                ..FrameSplit::default()
+            };
+            stats.record(i as f64 * 0.01, setting, split, true);
+        }
+        let csv = stats.recent_csv();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert!(rows[0].starts_with("frame,time_s,frame_ms"));
+        // 10 s at 100 frames a second, plus the header.
+        assert!((1000..=1002).contains(&rows.len()), "{}", rows.len());
+        assert!(rows.last().unwrap().starts_with("1500,14.99"));
+        assert!(rows[1].ends_with(",soa,7,1"));
     }
 }

@@ -1,20 +1,41 @@
-//! TalkPlugin: what makes the app drivable without a mouse: keys for the stage, and `--script`,
-//! `--frames` and `--screenshot` for tests and hands-free talks. Also the orderly exit: pending
-//! screenshots are written, then the summary is printed, then the app exits.
+//! TalkPlugin: what makes the app drivable without a mouse, and the one place requests are carried
+//! out. Keys and `--script` lines become [`Request`]s like the panel's widgets do; `dispatch`
+//! hands the driver's to `Sim::apply` and carries out the app's own (screenshots, captions,
+//! exports, exit). Also the orderly exit, on `exit`, `--frames`, Ctrl-C or SIGTERM alike: pending
+//! screenshots are written, then the summary is printed, then the app exits (130 after Ctrl-C,
+//! 143 after SIGTERM).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
-use entity_layouts::LayoutKind;
-use entity_layouts::script::{Action, ScriptRunner};
+use entity_layouts::driver::APP_MAX_ENTITIES;
+use entity_layouts::script::ScriptRunner;
+use entity_layouts::{Action, LayoutKind};
 
-use super::render::RenderReady;
-use super::sim::{Sim, SimSet};
+use super::UiState;
+use super::hud::Caption;
+use super::shots::{ShotTarget, Shots, export, take_screenshot};
+use super::sim::{Request, Sim, SimSet};
 use super::stats::FrameStats;
-use super::{ShotTarget, UiState};
+
+/// The key for each layout of `LayoutKind::ALL`, in order, and how the panel names it.
+pub const LAYOUT_KEYS: [(KeyCode, &str); 11] = [
+    (KeyCode::Digit1, "1"),
+    (KeyCode::Digit2, "2"),
+    (KeyCode::Digit3, "3"),
+    (KeyCode::Digit4, "4"),
+    (KeyCode::Digit5, "5"),
+    (KeyCode::Digit6, "6"),
+    (KeyCode::Digit7, "7"),
+    (KeyCode::Digit8, "8"),
+    (KeyCode::Digit9, "9"),
+    (KeyCode::Digit0, "0"),
+    (KeyCode::Minus, "-"),
+];
 
 #[derive(Resource)]
 pub struct Talk {
@@ -24,13 +45,8 @@ pub struct Talk {
     /// Saved just before exiting.
     pub final_screenshot: Option<PathBuf>,
     frame: u64,
-    pending_shots: usize,
-    /// Asked for before the first frame with dots was drawn; taken once it has been.
-    deferred_shots: Vec<PathBuf>,
-    frames_since_ready: u64,
-    retakes: u32,
-    failed_shots: Vec<PathBuf>,
-    exiting: Option<u64>,
+    /// Set once the run is ending: the frame it began and the exit code it ends with.
+    exiting: Option<(u64, u8)>,
 }
 
 impl Talk {
@@ -44,13 +60,38 @@ impl Talk {
             frames,
             final_screenshot: screenshot,
             frame: 0,
-            pending_shots: 0,
-            deferred_shots: Vec::new(),
-            frames_since_ready: 0,
-            retakes: 0,
-            failed_shots: Vec::new(),
             exiting: None,
         }
+    }
+}
+
+/// Ctrl-C and SIGTERM, noted by signal handlers and acted on at the next frame.
+#[derive(Resource, Clone, Default)]
+pub struct Signals {
+    interrupt: Arc<AtomicBool>,
+    terminate: Arc<AtomicBool>,
+}
+
+impl Signals {
+    /// Registers the handlers. A second Ctrl-C while the first one's exit is pending ends the
+    /// process at once (code 130), as terminals expect.
+    pub fn install() -> Self {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::flag;
+        let signals = Self::default();
+        for (signal, flag_set, code) in [
+            (SIGINT, &signals.interrupt, 130),
+            (SIGTERM, &signals.terminate, 143),
+        ] {
+            let registered = flag::register_conditional_shutdown(signal, code, flag_set.clone())
+                .and_then(|_| flag::register(signal, flag_set.clone()));
+            if let Err(e) = registered {
+                eprintln!(
+                    "warning: cannot handle signal {signal}: {e}; it will end the app without a summary"
+                );
+            }
+        }
+        signals
     }
 }
 
@@ -58,51 +99,45 @@ pub struct TalkPlugin;
 
 impl Plugin for TalkPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Update, (keys, run_script).chain().in_set(SimSet::Requests))
-            .add_systems(Last, finish);
+        app.add_systems(
+            Update,
+            (keys, run_script, dispatch)
+                .chain()
+                .in_set(SimSet::Requests),
+        )
+        .add_systems(First, watch_signals)
+        .add_systems(Last, finish);
     }
 }
 
 fn keys(
     input: Res<ButtonInput<KeyCode>>,
-    mut sim: ResMut<Sim>,
-    mut ui_state: ResMut<UiState>,
+    sim: Res<Sim>,
+    ui_state: Res<UiState>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
+    mut requests: MessageWriter<Request>,
 ) {
-    const DIGITS: [KeyCode; 9] = [
-        KeyCode::Digit1,
-        KeyCode::Digit2,
-        KeyCode::Digit3,
-        KeyCode::Digit4,
-        KeyCode::Digit5,
-        KeyCode::Digit6,
-        KeyCode::Digit7,
-        KeyCode::Digit8,
-        KeyCode::Digit9,
-    ];
-    for (key, kind) in DIGITS.iter().zip(LayoutKind::ALL) {
+    for ((key, _), kind) in LAYOUT_KEYS.iter().zip(LayoutKind::ALL) {
         if input.just_pressed(*key) {
-            sim.set_layout(kind);
+            requests.write(Request(Action::Layout(kind)));
         }
     }
     let target = sim.driver.target();
     if input.just_pressed(KeyCode::ArrowUp) {
-        let n = (target.max(500) * 2).min(entity_layouts::driver::APP_MAX_ENTITIES);
-        if sim.set_count(n) {
-            ui_state.count_slider = n;
-        }
+        let n = (target.max(500) * 2).min(APP_MAX_ENTITIES);
+        requests.write(Request(Action::Count(n)));
     }
     if input.just_pressed(KeyCode::ArrowDown) {
-        let n = (target / 2).max(1_000);
-        if sim.set_count(n) {
-            ui_state.count_slider = n;
-        }
+        requests.write(Request(Action::Count((target / 2).max(1_000))));
     }
     if input.just_pressed(KeyCode::Space) {
-        sim.driver.paused = !sim.driver.paused;
+        requests.write(Request(Action::Pause(!sim.driver.paused())));
+    }
+    if input.just_pressed(KeyCode::KeyE) {
+        requests.write(Request(Action::Export));
     }
     if input.just_pressed(KeyCode::KeyH) {
-        ui_state.panel_visible = !ui_state.panel_visible;
+        requests.write(Request(Action::ShowPanel(!ui_state.panel_visible)));
     }
     if input.just_pressed(KeyCode::KeyF) {
         for mut window in windows.iter_mut() {
@@ -114,181 +149,155 @@ fn keys(
     }
 }
 
-fn run_script(
+fn run_script(mut talk: ResMut<Talk>, mut requests: MessageWriter<Request>) {
+    if talk.exiting.is_some() {
+        return;
+    }
+    if let Some(runner) = talk.script.as_mut() {
+        requests.write_batch(runner.due().into_iter().map(Request));
+    }
+}
+
+/// The one place requests are carried out, in the order they were made.
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    mut requests: MessageReader<Request>,
     mut commands: Commands,
     mut talk: ResMut<Talk>,
     mut sim: ResMut<Sim>,
     mut ui_state: ResMut<UiState>,
-    shot_target: Res<ShotTarget>,
+    mut shots: ResMut<Shots>,
+    mut caption: ResMut<Caption>,
+    stats: Res<FrameStats>,
+    target: Res<ShotTarget>,
 ) {
-    if talk.exiting.is_some() {
-        return;
-    }
-    let Some(runner) = talk.script.as_mut() else {
-        return;
-    };
-    for action in runner.due() {
+    for Request(action) in requests.read() {
+        // Nothing runs after an exit: the state the summary prints is final.
+        if talk.exiting.is_some() {
+            break;
+        }
         match action {
-            Action::Layout(kind) => {
-                sim.set_layout(kind);
-            }
-            Action::Count(n) => {
-                if sim.set_count(n) {
-                    ui_state.count_slider = n;
+            action if action.is_for_driver() => {
+                if sim.apply(action)
+                    && let Action::Count(n) = action
+                {
+                    ui_state.count_slider = *n;
                 }
             }
-            Action::Threads(threads) => sim.set_threads(threads),
-            Action::Churn(n) => {
-                sim.set_churn(n);
-            }
-            Action::Pause(p) => sim.driver.paused = p,
-            Action::Wait(_) => {}
             Action::Screenshot(path) => {
-                take_screenshot(&mut commands, &mut talk, &shot_target, path)
+                take_screenshot(&mut commands, &mut shots, &mut sim, &target, path.clone());
             }
-            Action::Exit => {
-                begin_exit(&mut talk, &mut sim, &mut commands, &shot_target);
-                return;
+            Action::Export => {
+                let result = export(&mut commands, &mut shots, &mut sim, &target, &stats)
+                    .map(|dir| format!("exported to {}", dir.display()));
+                sim.report(result);
             }
+            Action::Say(text) => caption.0 = text.clone(),
+            Action::ShowPanel(show) => ui_state.panel_visible = *show,
+            Action::Exit => begin_exit(&mut talk, &mut sim, &mut commands, &mut shots, &target, 0),
+            _ => {}
         }
     }
 }
 
-fn take_screenshot(commands: &mut Commands, talk: &mut Talk, target: &ShotTarget, path: PathBuf) {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        eprintln!(
-            "error: cannot create the folder for screenshot {}: {e}",
-            path.display()
-        );
-        talk.failed_shots.push(path);
+fn begin_exit(
+    talk: &mut Talk,
+    sim: &mut Sim,
+    commands: &mut Commands,
+    shots: &mut Shots,
+    target: &ShotTarget,
+    code: u8,
+) {
+    if talk.exiting.is_some() {
         return;
     }
-    // A stale file from an earlier run must not pass for this one.
-    let _ = std::fs::remove_file(&path);
-    // One capture in flight at a time: Bevy captures one screenshot per window per frame.
-    if talk.frames_since_ready < FRAMES_AFTER_READY || talk.pending_shots > 0 {
-        talk.deferred_shots.push(path);
-        return;
-    }
-    talk.pending_shots += 1;
-    let screenshot = match &target.0 {
-        Some(image) => Screenshot::image(image.clone()),
-        None => Screenshot::primary_window(),
-    };
-    commands.spawn(screenshot).observe(
-        move |captured: On<ScreenshotCaptured>, mut talk: ResMut<Talk>| {
-            talk.pending_shots = talk.pending_shots.saturating_sub(1);
-            // A window that has not presented yet reads back as one flat color: take it again.
-            if is_blank(&captured.image) && talk.retakes < MAX_RETAKES {
-                talk.retakes += 1;
-                talk.deferred_shots.push(path.clone());
-                return;
-            }
-            if let Err(e) = save_png(&captured.image, &path) {
-                eprintln!("error: cannot save screenshot {}: {e}", path.display());
-                talk.failed_shots.push(path.clone());
-            }
-        },
-    );
-}
-
-/// Retakes of blank screenshots allowed per run, before a blank one is saved as it is.
-const MAX_RETAKES: u32 = 60;
-
-fn is_blank(image: &Image) -> bool {
-    let Some(data) = image.data.as_deref() else {
-        return true;
-    };
-    let first = data.get(..4).unwrap_or_default();
-    data.chunks_exact(4).all(|pixel| pixel == first)
-}
-
-fn save_png(image: &Image, path: &std::path::Path) -> Result<(), String> {
-    let rgb = image
-        .clone()
-        .try_into_dynamic()
-        .map_err(|e| e.to_string())?
-        .to_rgb8();
-    rgb.save_with_format(path, image::ImageFormat::Png)
-        .map_err(|e| e.to_string())
-}
-
-fn begin_exit(talk: &mut Talk, sim: &mut Sim, commands: &mut Commands, target: &ShotTarget) {
     // From here on the state is final: the summary's checksum is what a replay computes.
     sim.frozen = true;
-    talk.exiting = Some(talk.frame);
+    talk.exiting = Some((talk.frame, code));
     if let Some(path) = talk.final_screenshot.take() {
-        take_screenshot(commands, talk, target, path);
+        take_screenshot(commands, shots, sim, target, path);
     }
 }
 
-/// Frames after the first drawn one before screenshots are taken: egui's and our pipelines
-/// compile asynchronously, and the first presented frames can miss either.
-const FRAMES_AFTER_READY: u64 = 5;
+fn watch_signals(
+    signals: Option<Res<Signals>>,
+    mut commands: Commands,
+    mut talk: ResMut<Talk>,
+    mut sim: ResMut<Sim>,
+    mut shots: ResMut<Shots>,
+    target: Res<ShotTarget>,
+) {
+    let Some(signals) = signals else {
+        return;
+    };
+    for (flag, code, name) in [
+        (&signals.interrupt, 130, "Ctrl-C"),
+        (&signals.terminate, 143, "SIGTERM"),
+    ] {
+        if flag.load(Ordering::Relaxed) && talk.exiting.is_none() {
+            eprintln!("{name}: ending the run with its summary");
+            begin_exit(
+                &mut talk,
+                &mut sim,
+                &mut commands,
+                &mut shots,
+                &target,
+                code,
+            );
+        }
+    }
+}
 
 /// Frames to wait for screenshots before giving up on them.
 const SHOT_TIMEOUT_FRAMES: u64 = 600;
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     mut commands: Commands,
     mut talk: ResMut<Talk>,
     mut sim: ResMut<Sim>,
+    mut shots: ResMut<Shots>,
     stats: Res<FrameStats>,
-    shot_target: Res<ShotTarget>,
-    ready: Res<RenderReady>,
+    target: Res<ShotTarget>,
     mut exit: MessageWriter<AppExit>,
 ) {
     talk.frame += 1;
-    if ready.get() {
-        talk.frames_since_ready += 1;
-    }
-    if talk.frames_since_ready >= FRAMES_AFTER_READY
-        && talk.pending_shots == 0
-        && !talk.deferred_shots.is_empty()
-    {
-        let path = talk.deferred_shots.remove(0);
-        take_screenshot(&mut commands, &mut talk, &shot_target, path);
-    }
     let frames_done = talk.frames.is_some_and(|k| talk.frame >= k);
-    if talk.exiting.is_none() && frames_done {
-        begin_exit(&mut talk, &mut sim, &mut commands, &shot_target);
+    if frames_done {
+        begin_exit(&mut talk, &mut sim, &mut commands, &mut shots, &target, 0);
     }
-    let Some(since) = talk.exiting else {
+    let Some((since, code)) = talk.exiting else {
         return;
     };
     let timed_out = talk.frame - since > SHOT_TIMEOUT_FRAMES;
-    if (talk.pending_shots > 0 || !talk.deferred_shots.is_empty()) && !timed_out {
+    if shots.outstanding() > 0 && !timed_out {
         return;
     }
     println!("summary per layout used:");
     for line in stats.summary_lines() {
         println!("  {line}");
     }
-    let swarm = &sim.driver.swarm;
-    let pending = sim.driver.switch_progress().map_or(String::new(), |p| {
+    let driver = &sim.driver;
+    let pending = driver.switch_progress().map_or(String::new(), |p| {
         format!(" (switch to {} pending: {} copied)", p.to, p.copied)
     });
     println!(
         "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
-        swarm.len(),
-        swarm.kind(),
-        sim.driver.frame(),
-        swarm.checksum()
+        driver.len(),
+        driver.kind(),
+        driver.frame(),
+        driver.checksum()
     );
-    if timed_out || !talk.failed_shots.is_empty() {
-        for path in &talk.failed_shots {
-            eprintln!("error: screenshot {} was not written", path.display());
-        }
-        if timed_out {
-            eprintln!(
-                "error: {} screenshot(s) never arrived",
-                talk.pending_shots + talk.deferred_shots.len()
-            );
-        }
-        exit.write(AppExit::from_code(1));
-    } else {
-        exit.write(AppExit::Success);
+    for path in &shots.failed {
+        eprintln!("error: screenshot {} was not written", path.display());
     }
+    if timed_out {
+        eprintln!("error: {} screenshot(s) never arrived", shots.outstanding());
+    }
+    let failed = timed_out || !shots.failed.is_empty();
+    exit.write(match code {
+        0 if failed => AppExit::from_code(1),
+        0 => AppExit::Success,
+        code => AppExit::from_code(code),
+    });
 }

@@ -4,8 +4,9 @@
 //! at f32 (move reads x, y, vx, vy and writes x, y: 24 B; regen reads energy, regen and writes
 //! energy: 12 B), so a layout's effective rate is 36 B x n / frame time, whatever it really moved.
 
+use super::Cell;
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, fmt_count, fmt_num, table};
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -29,7 +30,10 @@ impl Experiment for Bandwidth {
         vec!["stream".into()]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, _cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        if cell != "stream" {
+            return Err(Cell::new(NAME, cell).bad("stream"));
+        }
         // 3 arrays x 16M doubles = 384 MiB: far beyond any last-level cache.
         let n = cfg.pick(16 << 20, 4 << 20);
         let mut a = vec![1.0f64; n];
@@ -70,7 +74,11 @@ impl Experiment for Bandwidth {
 
     fn render(&self, _cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
         let gbs = |name: &str, threads: &str| {
-            find(mine, name, "", threads, 0, "", "bandwidth_gbs").map(|r| r.p50)
+            Query::metric("bandwidth_gbs")
+                .layout(name)
+                .threads(threads)
+                .find(mine)
+                .map(|r| r.p50)
         };
         let rows: Vec<Vec<String>> = ["stream-copy", "stream-triad"]
             .iter()

@@ -4,8 +4,9 @@
 //! order, so no layout needs an id -> index map for this; spawning includes seeding the new
 //! entities (the same cost everywhere).
 
+use super::Cell;
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_num, table};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -27,7 +28,10 @@ impl Experiment for Churn {
         vec!["all".into()]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, _cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        if cell != "all" {
+            return Err(Cell::new(NAME, cell).bad("all"));
+        }
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
         let mut out = Vec::new();
         for kind in LayoutKind::ALL {
@@ -51,12 +55,17 @@ impl Experiment for Churn {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
-        let soa = find(mine, "soa", "", "", 0, "", "churn_ms").map(|r| r.p50);
+        let soa = Query::metric("churn_ms")
+            .layout("soa")
+            .find(mine)
+            .map(|r| r.p50);
         let rows: Vec<Vec<String>> = LayoutKind::ALL
             .iter()
             .filter_map(|kind| {
-                let ms = find(mine, &kind.name(), "", "", 0, "", "churn_ms")?;
-                let ns = find(mine, &kind.name(), "", "", 0, "", "ns_per_spawn_or_remove")?;
+                let ms = Query::metric("churn_ms").layout(&kind.name()).find(mine)?;
+                let ns = Query::metric("ns_per_spawn_or_remove")
+                    .layout(&kind.name())
+                    .find(mine)?;
                 Some(vec![
                     format!("`{kind}`"),
                     fmt_num(ms.p50),

@@ -4,8 +4,9 @@
 //! objects). Each search starts from the bracket the layout sweep found and bisects it in log
 //! space, building a fresh population at every probe. In `f64`, the study's scalar.
 
+use super::Cell;
 use super::exp_layouts::{self, default_counts, frame_stats};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, fmt_count, table};
 use crate::layout::LayoutKind;
@@ -25,7 +26,13 @@ fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, u
 }
 
 fn ms(prior: &[Record], layout: &str, n: u64) -> Option<f64> {
-    find(prior, layout, "f64", "1", n, "", "frame_ms").map(|r| r.p50)
+    Query::metric("frame_ms")
+        .layout(layout)
+        .scalar("f64")
+        .threads("1")
+        .n(n)
+        .find(prior)
+        .map(|r| r.p50)
 }
 
 /// Bisects `[lo, hi]` in log space for the smallest n with `f(n) >= 0`, `probes` times.
@@ -75,13 +82,15 @@ impl Experiment for Crossings {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let parts: Vec<&str> = cell.split(':').collect();
-        let num = |s: &str| s.parse::<usize>().unwrap_or(1);
+        let cell = Cell::new(NAME, cell);
+        let parts: Vec<&str> = cell.text.split(':').collect();
+        let expected = "saving:<lo>:<hi> or budget:<layout>:<lo>:<hi>";
+        let num = |s: &str| cell.number::<usize>(s, expected);
         let probes = cfg.pick(6, 2);
         let method = cfg.method;
         match parts.as_slice() {
             ["saving", lo, hi] => {
-                let (lo, hi) = bisect(num(lo), num(hi), probes, |n| {
+                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
                     let boxed = frame_stats::<f64>(LayoutKind::Boxed, n, Threads::One, &method)?;
                     let soa = frame_stats::<f64>(LayoutKind::Soa, n, Threads::One, &method)?;
                     Ok(boxed.p50 - soa.p50 - 1.0)
@@ -93,8 +102,8 @@ impl Experiment for Crossings {
                 ])
             }
             ["budget", layout, lo, hi] => {
-                let kind = LayoutKind::parse(layout)?;
-                let (lo, hi) = bisect(num(lo), num(hi), probes, |n| {
+                let kind = layout.parse::<LayoutKind>()?;
+                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
                     Ok(frame_stats::<f64>(kind, n, Threads::One, &method)?.p50 - BUDGET_MS)
                 })?;
                 Ok(vec![
@@ -103,7 +112,7 @@ impl Experiment for Crossings {
                         .value("breaks_budget_at", "entities", hi as f64),
                 ])
             }
-            _ => Ok(Vec::new()),
+            _ => Err(cell.bad(expected)),
         }
     }
 
@@ -120,15 +129,10 @@ impl Experiment for Crossings {
                 "needs the `layouts` experiment in the same run".to_string()
             }
         };
-        let saving = find(
-            mine,
-            "soa-vs-boxed",
-            "f64",
-            "",
-            0,
-            "",
-            "saving_reaches_1ms_at",
-        );
+        let saving = Query::metric("saving_reaches_1ms_at")
+            .layout("soa-vs-boxed")
+            .scalar("f64")
+            .find(mine);
         let mut rows = vec![vec![
             "SoA saves 1 ms/frame over `boxed`".to_string(),
             saving.map_or(not_found("saving"), |r| {
@@ -137,7 +141,10 @@ impl Experiment for Crossings {
             fmt_count(studies::JS_SAVING_1MS_AT as u64),
         ]];
         for kind in LayoutKind::ALL {
-            let found = find(mine, &kind.name(), "f64", "", 0, "", "breaks_budget_at");
+            let found = Query::metric("breaks_budget_at")
+                .layout(&kind.name())
+                .scalar("f64")
+                .find(mine);
             rows.push(vec![
                 format!("`{kind}` breaks 16.67 ms"),
                 found.map_or(not_found("budget"), |r| {

@@ -5,8 +5,9 @@
 //! call target changes 12 times per pass instead of at random), which isolates branch
 //! misprediction of the indirect call from everything else.
 
+use super::Cell;
 use super::harness::{Stats, measure};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_num, table};
 use crate::layout::{DynAgents, Layout, LayoutKind};
@@ -55,8 +56,12 @@ impl Experiment for Dispatch {
             fill_seeded(&mut layout, n);
             move_only(&mut layout, cfg)
         } else {
-            let mut swarm = Swarm::<f32>::with_count(LayoutKind::parse(cell)?, SEED, n)?;
-            move_only(swarm.layout_mut(), cfg)
+            let kind = cell.parse::<LayoutKind>()?;
+            let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+            let layout = swarm.layout_mut().ok_or_else(|| {
+                Cell::new(NAME, cell).bad("a fresh swarm, without a pending switch")
+            })?;
+            move_only(layout, cfg)
         };
         Ok(vec![
             Record::new(NAME, cell, "f32", n).with("move_ms", "ms", stats),
@@ -64,7 +69,7 @@ impl Experiment for Dispatch {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let ms = |l: &str| find(mine, l, "", "", 0, "", "move_ms").map(|r| r.p50);
+        let ms = |l: &str| Query::metric("move_ms").layout(l).find(mine).map(|r| r.p50);
         let one = ms("dyn-1");
         let table_rows: Vec<Vec<String>> = rows()
             .into_iter()

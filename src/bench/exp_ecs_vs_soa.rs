@@ -10,13 +10,14 @@
 
 use bevy_ecs::prelude::{Component, QueryState, World};
 
+use super::Cell;
 use super::harness::{Method, Stats, measure};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, table};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
-use crate::workload::{Dt, move_one, regen_one, spawn_range};
+use crate::workload::{Dt, SpawnPattern, move_one, regen_one, spawn_range};
 
 pub struct EcsVsSoa;
 
@@ -57,7 +58,7 @@ struct SplitWorld {
 impl SplitWorld {
     fn new(n: usize) -> Self {
         let mut states = Vec::with_capacity(n);
-        spawn_range::<f32>(SEED, 0, n, &mut states);
+        spawn_range::<f32>(SpawnPattern::default(), SEED, 0, n, &mut states);
         let mut world = World::new();
         world.spawn_batch(states.iter().map(|s| {
             (
@@ -123,7 +124,7 @@ impl Experiment for EcsVsSoa {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = cell.trim_start_matches("n=").parse().unwrap_or(100_000);
+        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let rounds = cfg.pick(9, 3);
         let method = Method {
             min_samples: cfg.method.min_samples.min(7),
@@ -170,9 +171,24 @@ impl Experiment for EcsVsSoa {
                 (SPLIT.to_string(), None),
             ] {
                 let (Some(r), Some(ms), Some(soa)) = (
-                    find(mine, &name, "f32", "1", n as u64, "", "ratio_vs_soa"),
-                    find(mine, &name, "f32", "1", n as u64, "", "frame_ms"),
-                    find(mine, "soa", "f32", "1", n as u64, "", "frame_ms"),
+                    Query::metric("ratio_vs_soa")
+                        .layout(&name)
+                        .scalar("f32")
+                        .threads("1")
+                        .n(n as u64)
+                        .find(mine),
+                    Query::metric("frame_ms")
+                        .layout(&name)
+                        .scalar("f32")
+                        .threads("1")
+                        .n(n as u64)
+                        .find(mine),
+                    Query::metric("frame_ms")
+                        .layout("soa")
+                        .scalar("f32")
+                        .threads("1")
+                        .n(n as u64)
+                        .find(mine),
                 ) else {
                     continue;
                 };

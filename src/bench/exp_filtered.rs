@@ -8,12 +8,13 @@ use bevy_ecs::prelude::{Component, With};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
+use super::Cell;
 use super::harness::{Stats, measure};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, SEED, ms_and_ns, table};
 use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
-use crate::workload::{Dt, EntityState, move_one, spawn_range};
+use crate::workload::{Dt, EntityState, SpawnPattern, move_one, spawn_range};
 
 pub struct Filtered;
 
@@ -57,7 +58,7 @@ impl Columns {
 fn run_share(cfg: &BenchConfig, n: usize, percent: u32) -> Vec<(&'static str, Stats, usize)> {
     let dt = Dt::default().as_scalar::<f32>();
     let mut states = Vec::new();
-    spawn_range::<f32>(SEED, 0, n, &mut states);
+    spawn_range::<f32>(SpawnPattern::default(), SEED, 0, n, &mut states);
     let tagged = mask(n, percent);
     let matched = tagged.iter().filter(|&&t| t).count().max(1);
     let mut out = Vec::new();
@@ -148,11 +149,7 @@ impl Experiment for Filtered {
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(1_000_000, 100_000);
-        let percent: u32 = cell
-            .trim_start_matches("share=")
-            .trim_end_matches('%')
-            .parse()
-            .unwrap_or(50);
+        let percent: u32 = Cell::new(NAME, cell).value("share=", "%")?;
         let mut out = Vec::new();
         for (layout, stats, matched) in run_share(cfg, n, percent) {
             let rec = Record::new(NAME, layout, "f32", n).param(cell);
@@ -170,8 +167,11 @@ impl Experiment for Filtered {
                 let param = format!("share={p}%");
                 let mut row = vec![format!("{p}%")];
                 for l in layouts {
-                    let ms = find(mine, l, "", "", 0, &param, "pass_ms");
-                    let ns = find(mine, l, "", "", 0, &param, "ns_per_matched");
+                    let ms = Query::metric("pass_ms").layout(l).param(&param).find(mine);
+                    let ns = Query::metric("ns_per_matched")
+                        .layout(l)
+                        .param(&param)
+                        .find(mine);
                     row.push(ms_and_ns(ms, ns));
                 }
                 row

@@ -10,8 +10,9 @@
 use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::world::EntityWorldMut;
 
+use super::Cell;
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, fill_seeded, fmt_count, fmt_num, table};
 use crate::layout::{EcsLayout, InTable, Position, Velocity};
@@ -103,7 +104,7 @@ impl Experiment for Fragmentation {
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(500_000, 50_000);
-        let archetypes: usize = cell.trim_start_matches("archetypes=").parse().unwrap_or(1);
+        let archetypes: usize = Cell::new(NAME, cell).value("archetypes=", "")?;
         let mut layout = EcsLayout::<f32>::table();
         let states = fill_seeded(&mut layout, n);
         let entities = layout.entities().to_vec();
@@ -140,16 +141,11 @@ impl Experiment for Fragmentation {
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let n = cfg.pick(500_000, 50_000);
         let ns = |layout: &str, a: usize| {
-            find(
-                mine,
-                layout,
-                "",
-                "",
-                0,
-                &format!("archetypes={a}"),
-                "ns_per_entity",
-            )
-            .map(|r| r.p50)
+            Query::metric("ns_per_entity")
+                .layout(layout)
+                .param(&format!("archetypes={a}"))
+                .find(mine)
+                .map(|r| r.p50)
         };
         let vs_one = |layout: &str, a: usize| match (ns(layout, a), ns(layout, 1)) {
             (Some(v), Some(o)) => format!("{} ({:+.0}%)", fmt_num(v), (v / o - 1.0) * 100.0),

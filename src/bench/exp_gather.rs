@@ -2,8 +2,9 @@
 //! write one packed 4-byte point per entity), timed alone without a renderer competing for the
 //! cores, for every layout on one thread and on all.
 
+use super::Cell;
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, SEED, ms_and_ns, table};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -27,7 +28,7 @@ impl Experiment for Gather {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = cell.trim_start_matches("n=").parse().unwrap_or(100_000);
+        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
         let mut points = Vec::new();
         for kind in LayoutKind::ALL {
@@ -48,8 +49,14 @@ impl Experiment for Gather {
             .map(|kind| {
                 let mut row = vec![format!("`{kind}`")];
                 for threads in ["1", "all"] {
-                    let ms = find(mine, &kind.name(), "", threads, 0, "", "gather_ms");
-                    let ns = find(mine, &kind.name(), "", threads, 0, "", "ns_per_entity");
+                    let ms = Query::metric("gather_ms")
+                        .layout(&kind.name())
+                        .threads(threads)
+                        .find(mine);
+                    let ns = Query::metric("ns_per_entity")
+                        .layout(&kind.name())
+                        .threads(threads)
+                        .find(mine);
                     row.push(ms_and_ns(ms, ns));
                 }
                 row

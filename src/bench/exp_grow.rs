@@ -6,10 +6,11 @@
 use std::time::Instant;
 
 use super::harness::Stats;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{
-    BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms_since, table,
+    BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms, ms_since, table,
 };
+use crate::action::Action;
 use crate::driver::{Driver, GROW_CHUNK};
 use crate::layout::LayoutKind;
 
@@ -41,21 +42,21 @@ impl Experiment for Grow {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let kind = LayoutKind::parse(cell)?;
+        let kind = cell.parse::<LayoutKind>()?;
         let n = target(cfg);
-        let mut driver = Driver::new(kind, SEED);
+        let mut driver: Driver = Driver::new(kind, SEED);
         let t = Instant::now();
-        driver.set_count(n)?;
+        driver.apply(&Action::Count(n))?;
         let request_ms = ms_since(t);
         let mut spawn = Vec::new();
         let mut frames = Vec::new();
-        while driver.swarm.len() < n {
+        while driver.len() < n {
             let t = Instant::now();
             let report = driver.frame_step();
             if let Some(e) = report.error {
                 return Err(e.into());
             }
-            spawn.push(report.grow.as_secs_f64() * 1e3);
+            spawn.push(ms(report.grow));
             frames.push(ms_since(t));
         }
         let rec = Record::new(NAME, kind.name(), "f32", n);
@@ -74,7 +75,7 @@ impl Experiment for Grow {
         let rows: Vec<Vec<String>> = LAYOUTS
             .iter()
             .filter_map(|kind| {
-                let get = |metric: &str| find(mine, &kind.name(), "", "", 0, "", metric);
+                let get = |metric: &str| Query::metric(metric).layout(&kind.name()).find(mine);
                 Some(vec![
                     format!("`{kind}`"),
                     fmt_num(get("request_ms")?.p50),

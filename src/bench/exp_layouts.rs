@@ -3,8 +3,9 @@
 //! speedup against `Vec<Box<Entity>>` beside it; the JS study's and the C++ article's figures
 //! beside ours where they gave one.
 
+use super::Cell;
 use super::harness::{Method, Stats, measure};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies::{self, js_layout_ms};
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table, vs_study};
 use crate::layout::LayoutKind;
@@ -67,7 +68,7 @@ impl Experiment for Layouts {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n = cell.trim_start_matches("n=").parse().unwrap_or(1000);
+        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = sweep::<f32>(cfg, n)?;
         out.extend(sweep::<f64>(cfg, n)?);
         Ok(out)
@@ -90,7 +91,12 @@ impl Experiment for Layouts {
                 .map(|kind| {
                     let mut row = vec![format!("{} (`{}`)", kind.label(), kind.name())];
                     for &n in &counts {
-                        let cell = find(mine, &kind.name(), scalar, "1", n, "", "frame_ms");
+                        let cell = Query::metric("frame_ms")
+                            .layout(&kind.name())
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
                         row.push(cell.map_or("-".into(), |r| {
                             let study = (scalar == "f64")
                                 .then(|| js_layout_ms(&kind.name(), n))
@@ -111,8 +117,18 @@ impl Experiment for Layouts {
                 .map(|kind| {
                     let mut row = vec![format!("`{}`", kind.name())];
                     for &n in &counts {
-                        let me = find(mine, &kind.name(), scalar, "1", n, "", "frame_ms");
-                        let boxed = find(mine, "boxed", scalar, "1", n, "", "frame_ms");
+                        let me = Query::metric("frame_ms")
+                            .layout(&kind.name())
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
+                        let boxed = Query::metric("frame_ms")
+                            .layout("boxed")
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
                         row.push(match (me, boxed) {
                             (Some(me), Some(b)) => format!(
                                 "{} /ms, x{:.2}",
@@ -136,8 +152,18 @@ impl Experiment for Layouts {
 /// to ours: `dyn-1` vs `soa` and vs the tuned Bevy ECS, in f32 as the article used floats.
 fn cpp_comparison(mine: &[Record]) -> String {
     let ratio = |n: u64, fast: &str| {
-        let oop = find(mine, "dyn-1", "f32", "1", n, "", "frame_ms")?;
-        let fast = find(mine, fast, "f32", "1", n, "", "frame_ms")?;
+        let oop = Query::metric("frame_ms")
+            .layout("dyn-1")
+            .scalar("f32")
+            .threads("1")
+            .n(n)
+            .find(mine)?;
+        let fast = Query::metric("frame_ms")
+            .layout(fast)
+            .scalar("f32")
+            .threads("1")
+            .n(n)
+            .find(mine)?;
         Some(oop.p50 / fast.p50)
     };
     let mut rows = Vec::new();

@@ -4,7 +4,8 @@
 //! population, measured by the OS). Each layout is built in its own child process so the heap of
 //! one does not flatter or tax the next.
 
-use super::record::{Record, find};
+use super::Cell;
+use super::record::{Query, Record};
 use super::studies;
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table};
 use crate::layout::LayoutKind;
@@ -39,9 +40,10 @@ impl Experiment for Memory {
     }
 
     fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let (layout, n) = cell.split_once(':').unwrap_or(("soa", "1000"));
-        let kind = LayoutKind::parse(layout)?;
-        let n: usize = n.parse().unwrap_or(1000);
+        let cell = Cell::new(NAME, cell);
+        let [layout, n] = cell.parts("<layout>:<entities>")?;
+        let kind = layout.parse::<LayoutKind>()?;
+        let n: usize = cell.number(n, "<layout>:<entities>")?;
         crate::threads::pool();
         let before = resident_bytes().unwrap_or(0);
         let swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
@@ -67,7 +69,10 @@ impl Experiment for Memory {
                 .iter()
                 .map(|kind| {
                     let get = |metric: &str| {
-                        find(mine, &kind.name(), "", "", n as u64, "", metric)
+                        Query::metric(metric)
+                            .layout(&kind.name())
+                            .n(n as u64)
+                            .find(mine)
                             .map_or("-".into(), |r| fmt_num(r.p50))
                     };
                     vec![

@@ -5,8 +5,9 @@
 
 use bevy_ecs::prelude::Component;
 
+use super::Cell;
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, fill_seeded, fmt_num, table};
 use crate::layout::{EcsLayout, Layout};
 use crate::threads::Threads;
@@ -73,12 +74,14 @@ impl Experiment for Migration {
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(1_000_000, 100_000);
-        let (marker, percent) = cell.split_once(':').unwrap_or(("table-marker", "0"));
-        let percent: usize = percent.parse().unwrap_or(0);
-        let stats = if marker == "sparse-marker" {
-            frame_with_toggles::<SparseMarker>(cfg, n, percent)
-        } else {
-            frame_with_toggles::<TableMarker>(cfg, n, percent)
+        let cell = Cell::new(NAME, cell);
+        let expected = "table-marker:<percent> or sparse-marker:<percent>";
+        let [marker, percent] = cell.parts(expected)?;
+        let percent: usize = cell.number(percent, expected)?;
+        let stats = match marker {
+            "sparse-marker" => frame_with_toggles::<SparseMarker>(cfg, n, percent),
+            "table-marker" => frame_with_toggles::<TableMarker>(cfg, n, percent),
+            _ => return Err(cell.bad(expected)),
         };
         Ok(vec![
             Record::new(NAME, format!("ecs-table+{marker}"), "f32", n)
@@ -89,31 +92,22 @@ impl Experiment for Migration {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let n = cfg.pick(1_000_000, 100_000);
-        let base = find(
-            mine,
-            "ecs-table+table-marker",
-            "",
-            "",
-            0,
-            "k=0%",
-            "frame_ms",
-        )
-        .map(|r| r.p50);
+        let base = Query::metric("frame_ms")
+            .layout("ecs-table+table-marker")
+            .param("k=0%")
+            .find(mine)
+            .map(|r| r.p50);
         let mut rows = Vec::new();
         for p in PERCENTS {
             for marker in ["table-marker", "sparse-marker"] {
                 if p == 0 && marker == "sparse-marker" {
                     continue;
                 }
-                let Some(r) = find(
-                    mine,
-                    &format!("ecs-table+{marker}"),
-                    "",
-                    "",
-                    0,
-                    &format!("k={p}%"),
-                    "frame_ms",
-                ) else {
+                let Some(r) = Query::metric("frame_ms")
+                    .layout(&format!("ecs-table+{marker}"))
+                    .param(&format!("k={p}%"))
+                    .find(mine)
+                else {
                     continue;
                 };
                 let moved = n * p / 100;

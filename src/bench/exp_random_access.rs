@@ -15,9 +15,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use super::harness::{Stats, measure};
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_num, table};
+use super::{BenchConfig, BenchError, Cell, Experiment, SEED, fill_seeded, fmt_num, table};
 use crate::layout::{Armor, EcsLayout, Energy, Health, InTable, Position, Regen, Velocity};
 
 pub struct RandomAccess;
@@ -232,13 +232,18 @@ impl Experiment for RandomAccess {
                 .param(format!("fields={fields}"))
                 .with("ns_per_lookup", "ns", stats.scaled(per_lookup))
         };
-        Ok(match cell {
+        let cell = Cell::new(NAME, cell);
+        let expected = "fields=<width>, huge-pages:fields=<width>, hashmap or ecs";
+        let width = |prefix: &str| {
+            cell.value::<usize>(prefix, "")
+                .ok()
+                .filter(|f| WIDTHS.contains(f))
+                .ok_or_else(|| cell.bad(expected))
+        };
+        Ok(match cell.text {
             "hashmap" => vec![rec("hashmap-boxed", 6, hashmap(n, &ids, cfg))],
-            cell if cell.starts_with("huge-pages:") => {
-                let f: usize = cell
-                    .trim_start_matches("huge-pages:fields=")
-                    .parse()
-                    .unwrap_or(8);
+            text if text.starts_with("huge-pages:") => {
+                let f = width("huge-pages:fields=")?;
                 let (soa, aos, huge_bytes) = with_width!(f, huge, n, &ids, cfg)?;
                 vec![
                     rec("soa-huge-pages", f, soa),
@@ -260,7 +265,7 @@ impl Experiment for RandomAccess {
                 ]
             }
             _ => {
-                let f: usize = cell.trim_start_matches("fields=").parse().unwrap_or(8);
+                let f = width("fields=")?;
                 vec![
                     rec("boxed", f, with_width!(f, boxed, n, &ids, cfg)),
                     rec("soa", f, with_width!(f, soa, n, &ids, cfg)),
@@ -272,16 +277,11 @@ impl Experiment for RandomAccess {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let ns = |layout: &str, f: usize| {
-            find(
-                mine,
-                layout,
-                "",
-                "",
-                0,
-                &format!("fields={f}"),
-                "ns_per_lookup",
-            )
-            .map(|r| r.p50)
+            Query::metric("ns_per_lookup")
+                .layout(layout)
+                .param(&format!("fields={f}"))
+                .find(mine)
+                .map(|r| r.p50)
         };
         let cell = |v: Option<f64>| v.map_or("-".into(), fmt_num);
         let rows: Vec<Vec<String>> = WIDTHS

@@ -8,15 +8,13 @@
 use std::time::Instant;
 
 use super::harness::Stats;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{
-    BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms_since, table,
+    BenchConfig, BenchError, Cell, Experiment, SEED, fmt_count, fmt_num, max_of, ms, table,
 };
-use crate::driver::SWITCH_CHUNK;
+use crate::action::Action;
+use crate::driver::{Driver, SWITCH_CHUNK};
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
-use crate::threads::Threads;
-use crate::workload::Dt;
 
 pub struct Switch;
 
@@ -36,6 +34,16 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 
 fn pair_name(from: LayoutKind, to: LayoutKind) -> String {
     format!("{from}->{to}")
+}
+
+/// A driver with `n` entities in `from`, grown in one frame, copying `switch_chunk` entities a
+/// frame when it switches.
+fn driver(from: LayoutKind, n: usize, switch_chunk: usize) -> Result<Driver, BenchError> {
+    let mut driver = Driver::new(from, SEED).with_chunks(usize::MAX, switch_chunk);
+    driver.apply(&Action::Count(n))?;
+    driver.frame_step();
+    driver.wait_for_frees();
+    Ok(driver)
 }
 
 impl Experiment for Switch {
@@ -58,44 +66,45 @@ impl Experiment for Switch {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let (pair, n) = cell.split_once(':').unwrap_or(("", "0"));
-        let n: usize = n.parse().unwrap_or(0);
+        let cell = Cell::new(NAME, cell);
+        let expected = "<from>-><to>:<entities> for a pair the experiment lists";
+        let [pair, n] = cell.parts(expected)?;
+        let n: usize = cell.number(n, expected)?;
         let (from, to) = PAIRS
             .into_iter()
             .find(|&(f, t)| pair_name(f, t) == pair)
-            .unwrap_or(PAIRS[0]);
-        let dt = Dt::default();
-        let mut swarm = Swarm::<f32>::with_count(from, SEED, n)?;
-        swarm.step(dt, Threads::One);
+            .ok_or_else(|| cell.bad(expected))?;
         let rec = Record::new(NAME, pair, "f32", n);
 
         // At once: a handful of round trips (each switch at 10M takes seconds); the way back is
-        // not timed. The replaced layout is freed on another thread, as in the app; that is
-        // waited out before the next measurement so it does not compete with it.
+        // not timed. A driver whose switch chunk is unbounded copies everything in the next
+        // frame. The replaced layout is freed on another thread, as in the app; that is waited
+        // out before the next measurement so it does not compete with it.
+        let mut at_once_driver = driver(from, n, usize::MAX)?;
         let mut at_once = Vec::new();
         for _ in 0..cfg.pick(3, 2) {
             let t = Instant::now();
-            swarm.switch_to(to)?;
-            at_once.push(ms_since(t));
-            swarm.switch_to(from)?;
-            swarm.wait_for_frees();
+            at_once_driver.apply(&Action::Layout(to))?;
+            let begin = t.elapsed();
+            at_once.push(ms(begin + at_once_driver.frame_step().switch));
+            at_once_driver.apply(&Action::Layout(from))?;
+            at_once_driver.frame_step();
+            at_once_driver.wait_for_frees();
         }
+        drop(at_once_driver);
 
-        // Spread: frame after frame, copy a chunk then step (both layouts while both exist).
-        let t = Instant::now();
-        swarm.step(dt, Threads::One);
-        let plain_frame = ms_since(t);
-        swarm.begin_switch(to)?;
+        // Spread: the app's frames, a chunk copied then both layouts stepped while both exist.
+        let mut spread = driver(from, n, SWITCH_CHUNK)?;
+        let plain_frame = ms(spread.frame_step().simulate);
+        spread.apply(&Action::Layout(to))?;
         let mut copies = Vec::new();
         let mut frames = Vec::new();
-        while swarm.switch_progress().is_some() {
-            let t = Instant::now();
-            swarm.switch_step(SWITCH_CHUNK);
-            copies.push(ms_since(t));
-            swarm.step(dt, Threads::One);
-            frames.push(ms_since(t));
+        while spread.switch_progress().is_some() {
+            let report = spread.frame_step();
+            copies.push(ms(report.switch));
+            frames.push(ms(report.switch + report.simulate));
         }
-        swarm.wait_for_frees();
+        spread.wait_for_frees();
         let worst = max_of(&frames);
         let worst_copy = max_of(&copies);
         Ok(vec![
@@ -128,8 +137,13 @@ impl Experiment for Switch {
         for n in counts(cfg) {
             for (from, to) in PAIRS {
                 let pair = pair_name(from, to);
-                let get =
-                    |param: &str, metric: &str| find(mine, &pair, "", "", n as u64, param, metric);
+                let get = |param: &str, metric: &str| {
+                    Query::metric(metric)
+                        .layout(&pair)
+                        .n(n as u64)
+                        .param(param)
+                        .find(mine)
+                };
                 let (
                     Some(once),
                     Some(frames),
@@ -168,7 +182,7 @@ impl Experiment for Switch {
             }
         }
         format!(
-            "f32, one thread. At once: p50 of {} switches (`Swarm::switch_to`). Spread: what the app does, {} entities copied per frame, then move + regen on both layouts until the copy takes over; frames and copy times from one switch. Worst frame = copy + steps, the longest stretch of simulation work the window sees during the switch (rendering comes on top); plain frame = move + regen before the switch.\n\n{}",
+            "f32, one thread. At once: p50 of {} switches (`Swarm::switch_to`). Both run `Driver::frame_step`, the app's frame: at once with an unbounded switch chunk, spread as the app does it, {} entities copied per frame, then move + regen on both layouts until the copy takes over; frames and copy times from one switch. Worst frame = copy + steps, the longest stretch of simulation work the window sees during the switch (rendering comes on top); plain frame = move + regen before the switch.\n\n{}",
             cfg.pick(3, 2),
             fmt_count(SWITCH_CHUNK as u64),
             table(

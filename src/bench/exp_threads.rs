@@ -2,8 +2,9 @@
 //! compute pool, the same frame (move + regen), f32. A memory-bound loop may not scale with cores
 //! when one core already saturates the memory bus; the ratio says how much it did here.
 
+use super::Cell;
 use super::exp_layouts::frame_stats;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, fmt_num, table};
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, core_count};
@@ -26,7 +27,7 @@ impl Experiment for ThreadScaling {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = cell.trim_start_matches("n=").parse().unwrap_or(100_000);
+        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
         for kind in LayoutKind::ALL {
             for threads in Threads::BOTH {
@@ -45,8 +46,16 @@ impl Experiment for ThreadScaling {
         let rows: Vec<Vec<String>> = LayoutKind::ALL
             .iter()
             .filter_map(|kind| {
-                let one = find(mine, &kind.name(), "f32", "1", 0, "", "frame_ms")?;
-                let all = find(mine, &kind.name(), "f32", "all", 0, "", "frame_ms")?;
+                let one = Query::metric("frame_ms")
+                    .layout(&kind.name())
+                    .scalar("f32")
+                    .threads("1")
+                    .find(mine)?;
+                let all = Query::metric("frame_ms")
+                    .layout(&kind.name())
+                    .scalar("f32")
+                    .threads("all")
+                    .find(mine)?;
                 Some(vec![
                     format!("`{kind}`"),
                     fmt_num(one.p50),

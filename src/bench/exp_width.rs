@@ -8,9 +8,9 @@
 //! bound by memory, not by the latency of one floating-point add chain.
 
 use super::harness::measure;
-use super::record::{Record, find};
+use super::record::{Query, Record};
 use super::studies;
-use super::{BenchConfig, BenchError, Experiment, fmt_num, table, vs_study};
+use super::{BenchConfig, BenchError, Cell, Experiment, fmt_num, table, vs_study};
 
 pub struct Width;
 
@@ -94,6 +94,9 @@ impl Experiment for Width {
             out.push(base.with("ns_per_element", "ns", ns));
         };
         match layout {
+            _ if !LAYOUTS.contains(&layout) => {
+                return Err(Cell::new(NAME, layout).bad(&LAYOUTS.join(", ")));
+            }
             "soa" => {
                 let columns: Vec<Vec<f64>> = (0..FIELDS)
                     .map(|f| (0..n).map(|i| value(i, f)).collect())
@@ -142,8 +145,16 @@ impl Experiment for Width {
             let param = format!("streams={s}");
             let mut row = vec![s.to_string()];
             for layout in LAYOUTS {
-                let ms = find(mine, layout, "f64", "", 0, &param, "read_ms");
-                let ns = find(mine, layout, "f64", "", 0, &param, "ns_per_element");
+                let ms = Query::metric("read_ms")
+                    .layout(layout)
+                    .scalar("f64")
+                    .param(&param)
+                    .find(mine);
+                let ns = Query::metric("ns_per_element")
+                    .layout(layout)
+                    .scalar("f64")
+                    .param(&param)
+                    .find(mine);
                 let study = studies::JS_WIDTH_MS
                     .iter()
                     .find(|r| r.0 == s)
@@ -184,16 +195,12 @@ impl Experiment for Width {
 /// median of S = 1, 2, 4) or more.
 pub fn soa_cliff(mine: &[Record]) -> Option<(usize, f64, f64)> {
     let ns = |s: usize| {
-        find(
-            mine,
-            "soa",
-            "f64",
-            "",
-            0,
-            &format!("streams={s}"),
-            "ns_per_element",
-        )
-        .map(|r| r.p50)
+        Query::metric("ns_per_element")
+            .layout("soa")
+            .scalar("f64")
+            .param(&format!("streams={s}"))
+            .find(mine)
+            .map(|r| r.p50)
     };
     let mut flat: Vec<f64> = [1, 2, 4].iter().filter_map(|&s| ns(s)).collect();
     flat.sort_by(f64::total_cmp);

@@ -34,6 +34,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::error::SimError;
+use crate::values::ValueError;
 use harness::Method;
 use machine::Machine;
 use record::Record;
@@ -45,10 +46,6 @@ pub const SEED: u64 = 42;
 pub enum BenchError {
     #[error("unknown experiment '{name}'; accepted: {accepted}")]
     UnknownExperiment { name: String, accepted: String },
-    #[error(
-        "bad entity count '{text}': counts are whole numbers from 1 to {max}, e.g. 1000,1000000"
-    )]
-    BadCount { text: String, max: usize },
     #[error("cannot read or write results at '{path}': {reason}")]
     Unwritable { path: String, reason: String },
     #[error("the worker for {experiment} cell {cell} failed: {reason}")]
@@ -57,8 +54,63 @@ pub enum BenchError {
         cell: String,
         reason: String,
     },
+    #[error("experiment {experiment} cannot read cell '{cell}': expected {expected}")]
+    BadCell {
+        experiment: String,
+        cell: String,
+        expected: String,
+    },
     #[error(transparent)]
     Sim(#[from] SimError),
+    #[error(transparent)]
+    Value(#[from] ValueError),
+}
+
+/// A cell's text, read back by the experiment that wrote it in `cells()`. A cell that does not
+/// have that shape (`--cell` is typed by hand, or a worker of another version) is an error that
+/// says what was expected, never a default.
+#[derive(Clone, Copy, Debug)]
+pub struct Cell<'a> {
+    pub experiment: &'static str,
+    pub text: &'a str,
+}
+
+impl<'a> Cell<'a> {
+    pub fn new(experiment: &'static str, text: &'a str) -> Self {
+        Self { experiment, text }
+    }
+
+    pub fn bad(&self, expected: &str) -> BenchError {
+        BenchError::BadCell {
+            experiment: self.experiment.into(),
+            cell: self.text.into(),
+            expected: expected.into(),
+        }
+    }
+
+    /// The cell as `prefix` + a value + `suffix`, e.g. `n=1000` or `share=10%`.
+    pub fn value<T: std::str::FromStr>(&self, prefix: &str, suffix: &str) -> Result<T, BenchError> {
+        self.text
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(suffix))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| self.bad(&format!("{prefix}<value>{suffix}")))
+    }
+
+    /// The cell's `:`-separated parts, exactly `N` of them.
+    pub fn parts<const N: usize>(&self, expected: &str) -> Result<[&'a str; N], BenchError> {
+        let parts: Vec<&str> = self.text.split(':').collect();
+        parts.try_into().map_err(|_| self.bad(expected))
+    }
+
+    /// A number inside one of the cell's parts.
+    pub fn number<T: std::str::FromStr>(
+        &self,
+        part: &str,
+        expected: &str,
+    ) -> Result<T, BenchError> {
+        part.parse().map_err(|_| self.bad(expected))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -149,31 +201,6 @@ pub fn select(only: &[String]) -> Result<Vec<&'static dyn Experiment>, BenchErro
         .into_iter()
         .filter(|e| only.is_empty() || only.iter().any(|n| n == e.name()))
         .collect())
-}
-
-/// Parses `1000,1e6,10_000` style count lists.
-pub fn parse_counts(text: &str) -> Result<Vec<usize>, BenchError> {
-    let max = crate::swarm::MAX_ENTITIES;
-    text.split(',')
-        .map(|part| {
-            let clean = part.trim().replace('_', "");
-            let n = clean
-                .parse::<usize>()
-                .ok()
-                .or_else(|| {
-                    clean
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v <= max as f64)
-                        .map(|v| v as usize)
-                })
-                .filter(|&n| (1..=max).contains(&n));
-            n.ok_or_else(|| BenchError::BadCount {
-                text: part.trim().to_string(),
-                max,
-            })
-        })
-        .collect()
 }
 
 /// Everything one bench run produced.
@@ -295,7 +322,13 @@ pub fn fill_seeded<S: crate::scalar::Scalar>(
     n: usize,
 ) -> Vec<crate::workload::EntityState<S>> {
     let mut states = Vec::with_capacity(n);
-    crate::workload::spawn_range(SEED, 0, n, &mut states);
+    crate::workload::spawn_range(
+        crate::workload::SpawnPattern::default(),
+        SEED,
+        0,
+        n,
+        &mut states,
+    );
     let ids: Vec<u64> = (0..n as u64).collect();
     layout.push(&ids, &states);
     states
@@ -303,7 +336,12 @@ pub fn fill_seeded<S: crate::scalar::Scalar>(
 
 /// Milliseconds since `t`, for the experiments that time one-off events rather than repeats.
 pub fn ms_since(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
+    ms(t.elapsed())
+}
+
+/// A duration in milliseconds.
+pub fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// The largest sample (0 for none): the worst frame of a run.
@@ -378,14 +416,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_parse_and_reject_with_the_range() {
-        assert_eq!(
-            parse_counts("1000, 1e6,10_000").unwrap(),
-            vec![1000, 1_000_000, 10_000]
+    fn malformed_cells_are_errors_not_defaults() {
+        let cell = Cell::new("layouts", "n=12x");
+        let err = cell.value::<usize>("n=", "").unwrap_err().to_string();
+        assert!(
+            err.contains("layouts") && err.contains("n=12x") && err.contains("n=<value>"),
+            "{err}"
         );
-        for bad in ["0", "abc", "-5", "1.5", ""] {
-            let err = parse_counts(bad).unwrap_err().to_string();
-            assert!(err.contains("1 to 100000000"), "{bad}: {err}");
+        assert_eq!(
+            Cell::new("e", "share=10%")
+                .value::<u32>("share=", "%")
+                .unwrap(),
+            10
+        );
+        assert_eq!(Cell::new("e", "a:b").parts::<2>("x:y").unwrap(), ["a", "b"]);
+        assert!(Cell::new("e", "a:b:c").parts::<2>("x:y").is_err());
+        // Every experiment refuses a cell it never writes.
+        let cfg = BenchConfig::new(true);
+        for experiment in experiments() {
+            assert!(
+                experiment.run_cell(&cfg, "no-such-cell:x").is_err(),
+                "{} accepted a malformed cell",
+                experiment.name()
+            );
         }
     }
 

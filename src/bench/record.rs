@@ -79,24 +79,72 @@ impl Record {
     }
 }
 
-/// The p50 of the first record matching every given field (empty strings match anything).
-pub fn find<'a>(
-    records: &'a [Record],
-    layout: &str,
-    scalar: &str,
-    threads: &str,
-    n: u64,
-    param: &str,
-    metric: &str,
-) -> Option<&'a Record> {
-    records.iter().find(|r| {
-        (layout.is_empty() || r.layout == layout)
-            && (scalar.is_empty() || r.scalar == scalar)
-            && (threads.is_empty() || r.threads == threads)
-            && (n == 0 || r.n == n)
-            && (param.is_empty() || r.param == param)
-            && r.metric == metric
-    })
+/// Which record to look up: the metric, and any of the other fields; a field left unset
+/// matches anything. `Query::metric("frame_ms").layout("soa").n(1000).find(records)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Query<'q> {
+    metric: &'q str,
+    layout: Option<&'q str>,
+    scalar: Option<&'q str>,
+    threads: Option<&'q str>,
+    n: Option<u64>,
+    param: Option<&'q str>,
+}
+
+impl<'q> Query<'q> {
+    pub fn metric(metric: &'q str) -> Self {
+        Self {
+            metric,
+            ..Self::default()
+        }
+    }
+
+    pub fn layout(self, layout: &'q str) -> Self {
+        Self {
+            layout: Some(layout),
+            ..self
+        }
+    }
+
+    pub fn scalar(self, scalar: &'q str) -> Self {
+        Self {
+            scalar: Some(scalar),
+            ..self
+        }
+    }
+
+    pub fn threads(self, threads: &'q str) -> Self {
+        Self {
+            threads: Some(threads),
+            ..self
+        }
+    }
+
+    pub fn n(self, n: u64) -> Self {
+        Self { n: Some(n), ..self }
+    }
+
+    pub fn param(self, param: &'q str) -> Self {
+        Self {
+            param: Some(param),
+            ..self
+        }
+    }
+
+    pub fn matches(&self, r: &Record) -> bool {
+        let field = |want: Option<&str>, have: &str| want.is_none_or(|w| w == have);
+        r.metric == self.metric
+            && field(self.layout, &r.layout)
+            && field(self.scalar, &r.scalar)
+            && field(self.threads, &r.threads)
+            && self.n.is_none_or(|n| n == r.n)
+            && field(self.param, &r.param)
+    }
+
+    /// The first matching record.
+    pub fn find<'a>(&self, records: &'a [Record]) -> Option<&'a Record> {
+        records.iter().find(|r| self.matches(r))
+    }
 }
 
 pub const CSV_HEADER: &str =
@@ -130,4 +178,36 @@ pub fn to_csv(records: &[Record]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_matches_only_the_fields_it_sets() {
+        let r = |layout: &str, n: usize, metric: &str| {
+            Record::new("e", layout, "f32", n).value(metric, "ms", 1.0)
+        };
+        let records = [
+            r("soa", 10, "a"),
+            r("aos", 10, "a"),
+            r("aos", 20, "a"),
+            r("aos", 20, "b"),
+        ];
+        let found = |q: Query| {
+            q.find(&records)
+                .map(|r| (r.layout.clone(), r.n, r.metric.clone()))
+        };
+        assert_eq!(
+            found(Query::metric("a")),
+            Some(("soa".into(), 10, "a".into()))
+        );
+        assert_eq!(
+            found(Query::metric("a").layout("aos").n(20)),
+            Some(("aos".into(), 20, "a".into()))
+        );
+        assert_eq!(found(Query::metric("b").n(10)), None);
+        assert_eq!(found(Query::metric("a").scalar("f64")), None);
+    }
 }

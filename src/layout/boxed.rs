@@ -13,11 +13,11 @@
 use std::collections::TryReserveError;
 use std::ops::Range;
 
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, malloc_chunk_bytes};
+use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{EntityState, move_one, pack_point, regen_one};
@@ -45,7 +45,7 @@ impl<S: Scalar> BoxedEntities<S> {
             return;
         };
         for p in first..self.boxes.len() {
-            let j = (rng.next_u64() % (p as u64 + 1)) as usize;
+            let j = rng.random_range(0..=p);
             if j == p {
                 continue;
             }
@@ -132,7 +132,7 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
             payload_bytes: self.len() as u64 * (entity as u64 + id),
             allocated_bytes: self.boxes.capacity() as u64 * size_of::<Box<EntityState<S>>>() as u64
                 + self.ids.capacity() as u64 * id
-                + self.len() as u64 * malloc_chunk_bytes(entity),
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity),
         }
     }
 }
@@ -140,12 +140,12 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::spawn_range;
+    use crate::workload::{SpawnPattern, spawn_range};
 
     #[test]
     fn shuffling_moves_addresses_but_not_data() {
         let mut states = Vec::new();
-        spawn_range::<f32>(3, 0, 1000, &mut states);
+        spawn_range::<f32>(SpawnPattern::Streams, 3, 0, 1000, &mut states);
         let ids: Vec<u64> = (0..1000).collect();
         let mut plain = BoxedEntities::<f32>::new(false);
         let mut shuffled = BoxedEntities::<f32>::new(true);

@@ -13,7 +13,7 @@ use std::collections::TryReserveError;
 use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, malloc_chunk_bytes};
+use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{EntityState, mix, move_one, pack_point, regen_one};
@@ -113,7 +113,7 @@ pub struct DynAgents<S> {
 }
 
 impl<S: Scalar> DynAgents<S> {
-    /// `kinds` must be one of [`crate::layout::DYN_KINDS`]; `LayoutKind::dyn_kinds` checks it.
+    /// `kinds` must be one of [`crate::layout::DYN_KINDS`]; `LayoutKind::ALL` lists them.
     pub fn new(kinds: u8) -> Self {
         assert!(
             (1..=12).contains(&kinds),
@@ -217,7 +217,7 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
             payload_bytes: self.len() as u64 * (entity as u64 + id),
             allocated_bytes: self.agents.capacity() as u64 * size_of::<Box<dyn Agent<S>>>() as u64
                 + self.ids.capacity() as u64 * id
-                + self.len() as u64 * malloc_chunk_bytes(entity),
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity),
         }
     }
 }

@@ -287,7 +287,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.entities.try_reserve(additional)?;
         // Bevy's tables grow infallibly; ask the allocator for their size up front so an
         // impossible request fails here, as an error, instead of aborting inside Bevy.
-        let bevy_bytes = additional.saturating_mul(per_entity_bookkeeping::<S>());
+        let bevy_bytes = additional.saturating_mul(bytes_per_entity::<S>());
         let mut probe: Vec<u8> = Vec::new();
         probe.try_reserve_exact(bevy_bytes)
     }
@@ -399,7 +399,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         let len = self.len() as u64;
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * per_entity_bookkeeping::<S>() as u64
+            allocated_bytes: len * bytes_per_entity::<S>() as u64
                 + self.entities.capacity() as u64 * size_of::<Entity>() as u64,
         }
     }
@@ -408,8 +408,9 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 /// What Bevy stores per entity for our seven components, counted from its storage design:
 /// per component the value plus two change ticks (added, changed: 4 B each), plus the table's and
 /// the archetype's entity lists and the entity's location record. Capacities are not public, so
-/// growth slack is not included; the bench measures resident memory to cover that.
-fn per_entity_bookkeeping<S: Scalar>() -> usize {
+/// growth slack is not included; the bench measures resident memory to cover that. The one
+/// estimate of the ECS's bytes per entity: the memory check and the readout both use it.
+pub fn bytes_per_entity<S: Scalar>() -> usize {
     let components = size_of::<EntityState<S>>() + size_of::<u64>();
     let ticks = 7 * 2 * 4;
     let table_entities = size_of::<Entity>();

@@ -1,13 +1,16 @@
 // One small square per entity, drawn as an instanced triangle strip from a buffer of packed
-// points: x (14 bits) and y (13 bits) normalized inside the world rectangle, hp (5 bits) for the
-// color. The viewport set on the pass maps the world rectangle onto the window.
+// points: x and y normalized inside the world rectangle, hp for the color. The bit widths come
+// from the Rust constants (`workload::POINT_*_BITS`) as shader defs, so this file and
+// `pack_point` cannot drift apart. The viewport set on the pass maps the world rectangle onto the
+// window; the pipeline blends additively, each dot adding `alpha` of its color.
 
 struct Params {
     // 2 / viewport size in pixels: one pixel in clip space.
     pixel_to_clip: vec2<f32>,
     // Dot size in pixels.
     dot_px: f32,
-    _pad: f32,
+    // Each dot's weight: dots shrink and dim as they crowd, so density reads as brightness.
+    alpha: f32,
 };
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -16,6 +19,10 @@ struct VertexOut {
     @builtin(position) position: vec4<f32>,
     @location(0) color: vec4<f32>,
 };
+
+const X_BITS: u32 = #{POINT_X_BITS}u;
+const Y_BITS: u32 = #{POINT_Y_BITS}u;
+const HP_BITS: u32 = #{POINT_HP_BITS}u;
 
 // A cool-to-warm ramp over hp, bright enough to read on a projector.
 fn palette(t: f32) -> vec3<f32> {
@@ -30,14 +37,16 @@ fn palette(t: f32) -> vec3<f32> {
 
 @vertex
 fn vertex(@builtin(vertex_index) corner: u32, @location(0) packed: u32) -> VertexOut {
-    let x = (f32(packed & 0x3FFFu) + 0.5) / 16384.0;
-    let y = (f32((packed >> 14u) & 0x1FFFu) + 0.5) / 8192.0;
-    let hp = f32(packed >> 27u) / 31.0;
+    let x_steps = f32(1u << X_BITS);
+    let y_steps = f32(1u << Y_BITS);
+    let x = (f32(packed & ((1u << X_BITS) - 1u)) + 0.5) / x_steps;
+    let y = (f32((packed >> X_BITS) & ((1u << Y_BITS) - 1u)) + 0.5) / y_steps;
+    let hp = f32(packed >> (X_BITS + Y_BITS)) / f32((1u << HP_BITS) - 1u);
     let offset = vec2<f32>(f32(corner & 1u), f32(corner >> 1u)) - vec2<f32>(0.5, 0.5);
     let clip = vec2<f32>(x, y) * 2.0 - vec2<f32>(1.0, 1.0) + offset * params.dot_px * params.pixel_to_clip;
     var out: VertexOut;
     out.position = vec4<f32>(clip, 0.0, 1.0);
-    out.color = vec4<f32>(palette(hp), 1.0);
+    out.color = vec4<f32>(palette(hp), params.alpha);
     return out;
 }
 

@@ -1,0 +1,64 @@
+//! What a person (or a script standing in for one) can ask for: one vocabulary for script lines,
+//! keys and panel widgets. [`crate::driver::Driver::apply`] carries out the ones that change the
+//! simulation; the app carries out the rest (screenshots, captions, exports, exit), and a script
+//! runner the waits.
+
+use std::path::PathBuf;
+
+use crate::layout::LayoutKind;
+use crate::threads::Threads;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Switch to this layout (over the next frames, the swarm moving all along).
+    Layout(LayoutKind),
+    /// Grow (over the next frames) or shrink (now) to this many entities.
+    Count(usize),
+    Threads(Threads),
+    /// Spawns plus removals per frame.
+    Churn(usize),
+    Pause(bool),
+    /// Let this many frames pass before the next action (scripts).
+    Wait(u64),
+    /// Save a PNG of the window.
+    Screenshot(PathBuf),
+    /// Show a caption over the world until the next one; an empty one clears it.
+    Say(String),
+    /// Show or hide the panel (hidden, the audience's HUD takes its place).
+    ShowPanel(bool),
+    /// Write the export bundle (screenshot, recent frames, scoreboard) into a new folder.
+    Export,
+    /// End the run with its summary.
+    Exit,
+}
+
+impl Action {
+    /// Whether the driver carries this action out (the rest are the app's or the runner's).
+    pub fn is_for_driver(&self) -> bool {
+        matches!(
+            self,
+            Action::Layout(_)
+                | Action::Count(_)
+                | Action::Threads(_)
+                | Action::Churn(_)
+                | Action::Pause(_)
+        )
+    }
+}
+
+/// What applying an action did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing changed: the setting already had that value.
+    Unchanged,
+    /// A setting changed, so frame times before and after it no longer compare.
+    Changed,
+    /// A layout switch started: this many entities are carried over during the next frames.
+    SwitchStarted { to: LayoutKind, entities: usize },
+    /// Asking for the layout the swarm is in cancelled a pending switch.
+    SwitchCancelled { staying: LayoutKind },
+    /// An empty swarm switched on the spot.
+    Switched { to: LayoutKind },
+    /// Not the driver's to carry out: waits, screenshots, captions, exports and exit.
+    NotForDriver,
+}

@@ -1,0 +1,234 @@
+//! ShotsPlugin: screenshots and the export bundle a speaker takes for slides. A screenshot waits
+//! until dots and panel have been drawn, one capture is in flight at a time, a blank one is taken
+//! again; the export (key `E`, the panel's button, a script's `export`) writes a timestamped folder
+//! with a screenshot, the last 10 s of frames as CSV, and the scoreboard as CSV and SVG. A write
+//! that fails is a message in the panel and the run goes on; a scripted run still ends with a
+//! non-zero exit code, so a test notices.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+
+use super::render::RenderReady;
+use super::scoreboard::{Row, rows, svg};
+use super::sim::Sim;
+use super::stats::FrameStats;
+
+/// Where screenshots come from: the offscreen image in headless mode, else the window.
+#[derive(Resource)]
+pub struct ShotTarget(pub Option<Handle<Image>>);
+
+#[derive(Resource, Default)]
+pub struct Shots {
+    pending: usize,
+    /// Asked for before the first frame with dots was drawn, or while another was in flight.
+    deferred: Vec<PathBuf>,
+    frames_since_ready: u64,
+    retakes: u32,
+    /// Screenshots that could not be written: a scripted run's exit code says so.
+    pub failed: Vec<PathBuf>,
+    /// Where exports go; each export is a new timestamped folder inside it.
+    export_dir: PathBuf,
+}
+
+impl Shots {
+    pub fn new(export_dir: PathBuf) -> Self {
+        Self {
+            export_dir,
+            ..Self::default()
+        }
+    }
+
+    /// Captures still to come.
+    pub fn outstanding(&self) -> usize {
+        self.pending + self.deferred.len()
+    }
+}
+
+pub struct ShotsPlugin;
+
+impl Plugin for ShotsPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Last, take_deferred);
+    }
+}
+
+/// Frames after the first drawn one before screenshots are taken: egui's and our pipelines
+/// compile asynchronously, and the first presented frames can miss either.
+const FRAMES_AFTER_READY: u64 = 5;
+
+/// Retakes of blank screenshots allowed per run, before a blank one is saved as it is.
+const MAX_RETAKES: u32 = 60;
+
+/// Asks for a PNG of the window (or offscreen image) at `path`; a folder that cannot be made is
+/// reported at once, a failed write when the capture arrives.
+pub fn take_screenshot(
+    commands: &mut Commands,
+    shots: &mut Shots,
+    sim: &mut Sim,
+    target: &ShotTarget,
+    path: PathBuf,
+) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        sim.report(Err(format!(
+            "cannot create the folder for screenshot {}: {e}",
+            path.display()
+        )));
+        shots.failed.push(path);
+        return;
+    }
+    // A stale file from an earlier run must not pass for this one.
+    let _ = std::fs::remove_file(&path);
+    // One capture in flight at a time: Bevy captures one screenshot per window per frame.
+    if shots.frames_since_ready < FRAMES_AFTER_READY || shots.pending > 0 {
+        shots.deferred.push(path);
+        return;
+    }
+    shots.pending += 1;
+    let screenshot = match &target.0 {
+        Some(image) => Screenshot::image(image.clone()),
+        None => Screenshot::primary_window(),
+    };
+    commands.spawn(screenshot).observe(
+        move |captured: On<ScreenshotCaptured>, mut shots: ResMut<Shots>, mut sim: ResMut<Sim>| {
+            shots.pending = shots.pending.saturating_sub(1);
+            // A window that has not presented yet reads back as one flat color: take it again.
+            if is_blank(&captured.image) && shots.retakes < MAX_RETAKES {
+                shots.retakes += 1;
+                shots.deferred.push(path.clone());
+                return;
+            }
+            if let Err(e) = save_png(&captured.image, &path) {
+                sim.report(Err(format!(
+                    "cannot save screenshot {}: {e}",
+                    path.display()
+                )));
+                shots.failed.push(path.clone());
+            }
+        },
+    );
+}
+
+fn take_deferred(
+    mut commands: Commands,
+    mut shots: ResMut<Shots>,
+    mut sim: ResMut<Sim>,
+    target: Res<ShotTarget>,
+    ready: Res<RenderReady>,
+) {
+    if ready.get() {
+        shots.frames_since_ready += 1;
+    }
+    if shots.frames_since_ready >= FRAMES_AFTER_READY
+        && shots.pending == 0
+        && !shots.deferred.is_empty()
+    {
+        let path = shots.deferred.remove(0);
+        take_screenshot(&mut commands, &mut shots, &mut sim, &target, path);
+    }
+}
+
+fn is_blank(image: &Image) -> bool {
+    let Some(data) = image.data.as_deref() else {
+        return true;
+    };
+    let first = data.get(..4).unwrap_or_default();
+    data.chunks_exact(4).all(|pixel| pixel == first)
+}
+
+fn save_png(image: &Image, path: &Path) -> Result<(), String> {
+    let rgb = image
+        .clone()
+        .try_into_dynamic()
+        .map_err(|e| e.to_string())?
+        .to_rgb8();
+    rgb.save_with_format(path, image::ImageFormat::Png)
+        .map_err(|e| e.to_string())
+}
+
+/// Writes the export bundle into a new timestamped folder under the export folder; the
+/// screenshot lands a few frames later. Returns the folder, or why it could not be written.
+pub fn export(
+    commands: &mut Commands,
+    shots: &mut Shots,
+    sim: &mut Sim,
+    target: &ShotTarget,
+    stats: &FrameStats,
+) -> Result<PathBuf, String> {
+    let dir = shots.export_dir.join(format!("export-{}", timestamp()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |name: &str, contents: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    write("frames.csv", stats.recent_csv())?;
+    let n = sim.driver.len();
+    let rows = rows(stats, n);
+    write("scoreboard.csv", scoreboard_csv(&rows, n, sim))?;
+    write("scoreboard.svg", svg(&rows, n))?;
+    take_screenshot(commands, shots, sim, target, dir.join("screenshot.png"));
+    Ok(dir)
+}
+
+fn scoreboard_csv(rows: &[Row], n: usize, sim: &Sim) -> String {
+    let mut out = String::from(
+        "layout,label,entities,threads,simulate_p50_ms,budget_share,budget_allows_entities\n",
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "{},\"{}\",{n},{},{:.4},{:.4},{}\n",
+            row.kind.name(),
+            row.kind.label(),
+            sim.driver.threads(),
+            row.ms,
+            row.budget_share(),
+            row.allows
+        ));
+    }
+    out
+}
+
+/// `20261130-141502` (UTC) for folder names: sortable, and the same on every OS.
+fn timestamp() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day): Howard Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}

@@ -1,0 +1,248 @@
+//! The values a person types, each parsed in one place: on the command line (as clap value
+//! parsers), in a script and in the bench's options alike, with one error text that names what
+//! was written and what is accepted.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+use crate::driver::{APP_MAX_ENTITIES, MAX_CHURN};
+use crate::layout::LayoutKind;
+use crate::swarm::MAX_ENTITIES;
+use crate::threads::Threads;
+
+/// A value that was not accepted: what it was for, what was written, what would have been.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("{what} '{text}' is not accepted; accepted: {accepted}")]
+pub struct ValueError {
+    pub what: &'static str,
+    pub text: String,
+    pub accepted: String,
+}
+
+impl ValueError {
+    fn new(what: &'static str, text: &str, accepted: impl Into<String>) -> Self {
+        Self {
+            what,
+            text: text.trim().to_string(),
+            accepted: accepted.into(),
+        }
+    }
+}
+
+/// A whole number as people write one: `100000`, `100_000` or `1e6`.
+fn whole_number(text: &str) -> Option<u64> {
+    let clean = text.trim().replace('_', "");
+    clean.parse::<u64>().ok().or_else(|| {
+        let v = clean.parse::<f64>().ok()?;
+        (v.fract() == 0.0 && (0.0..=1e15).contains(&v)).then_some(v as u64)
+    })
+}
+
+/// A whole number from `min` to `max`, or the error that says so.
+fn whole_number_in(what: &'static str, text: &str, min: u64, max: u64) -> Result<u64, ValueError> {
+    whole_number(text)
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| ValueError::new(what, text, format!("a whole number from {min} to {max}")))
+}
+
+/// Entities in the app, its scripts and `soak`: 0 to [`APP_MAX_ENTITIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntityCount(pub usize);
+
+impl FromStr for EntityCount {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("count", text, 0, APP_MAX_ENTITIES as u64).map(|n| Self(n as usize))
+    }
+}
+
+/// Entities in one bench cell: 1 to [`MAX_ENTITIES`] (the bench goes past the app's slider).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchCount(pub usize);
+
+impl FromStr for BenchCount {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("entity count", text, 1, MAX_ENTITIES as u64).map(|n| Self(n as usize))
+    }
+}
+
+/// Spawns plus removals per frame: 0 to [`MAX_CHURN`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Churn(pub usize);
+
+impl FromStr for Churn {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("churn", text, 0, MAX_CHURN as u64).map(|n| Self(n as usize))
+    }
+}
+
+/// The most frames a script's `wait` or `--frames` accepts: over four hours at 60 fps.
+pub const MAX_FRAMES: u64 = 1_000_000;
+
+/// A number of frames: 1 to [`MAX_FRAMES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frames(pub u64);
+
+impl FromStr for Frames {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("frames", text, 1, MAX_FRAMES).map(Self)
+    }
+}
+
+impl FromStr for Threads {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "1" | "one" => Ok(Threads::One),
+            "all" => Ok(Threads::All),
+            _ => Err(ValueError::new("threads", text, "1 or all")),
+        }
+    }
+}
+
+impl FromStr for LayoutKind {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let name = text.trim().to_ascii_lowercase();
+        LayoutKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| {
+                ValueError::new("layout", text, LayoutKind::ALL.map(|k| k.name()).join(", "))
+            })
+    }
+}
+
+/// A window or offscreen image size, `WIDTHxHEIGHT`, from 320x240 to 7680x4320 (8K).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl WindowSize {
+    pub const MIN: [u32; 2] = [320, 240];
+    pub const MAX: [u32; 2] = [7680, 4320];
+}
+
+impl FromStr for WindowSize {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let [min_w, min_h] = Self::MIN;
+        let [max_w, max_h] = Self::MAX;
+        text.trim()
+            .split_once(['x', 'X'])
+            .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+            .filter(|(w, h)| (min_w..=max_w).contains(w) && (min_h..=max_h).contains(h))
+            .map(|(width, height)| Self { width, height })
+            .ok_or_else(|| {
+                ValueError::new(
+                    "size",
+                    text,
+                    format!(
+                        "WIDTHxHEIGHT with width {min_w} to {max_w} and height {min_h} to {max_h}"
+                    ),
+                )
+            })
+    }
+}
+
+impl fmt::Display for WindowSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+/// A number in a closed range, for the few settings that take fractions (UI scale, dot size).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranged<const MIN_TENTHS: u32, const MAX_TENTHS: u32>(pub f32);
+
+/// The panel's zoom for projectors: 0.5 to 3.
+pub type UiScale = Ranged<5, 30>;
+/// A dot's size in pixels: 1 to 4.
+pub type DotSize = Ranged<10, 40>;
+
+impl<const MIN_TENTHS: u32, const MAX_TENTHS: u32> FromStr for Ranged<MIN_TENTHS, MAX_TENTHS> {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let (min, max) = (MIN_TENTHS as f32 / 10.0, MAX_TENTHS as f32 / 10.0);
+        text.trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|v| (min..=max).contains(v))
+            .map(Self)
+            .ok_or_else(|| ValueError::new("value", text, format!("a number from {min} to {max}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_written_as_people_write_them() {
+        for (text, n) in [
+            ("100000", 100_000),
+            ("100_000", 100_000),
+            ("1e6", 1_000_000),
+            (" 0 ", 0),
+        ] {
+            assert_eq!(text.parse::<EntityCount>(), Ok(EntityCount(n)), "{text}");
+        }
+        assert_eq!("1e8".parse::<BenchCount>(), Ok(BenchCount(100_000_000)));
+    }
+
+    #[test]
+    fn every_error_names_the_text_and_the_range() {
+        let cases: [(Result<(), ValueError>, &str, &str); 8] = [
+            (
+                "2e7".parse::<EntityCount>().map(drop),
+                "2e7",
+                "0 to 10000000",
+            ),
+            ("-1".parse::<Churn>().map(drop), "-1", "0 to 100000"),
+            ("0".parse::<BenchCount>().map(drop), "0", "1 to 100000000"),
+            ("0".parse::<Frames>().map(drop), "0", "1 to 1000000"),
+            ("8".parse::<Threads>().map(drop), "8", "1 or all"),
+            (
+                "octree".parse::<LayoutKind>().map(drop),
+                "octree",
+                "ecs-table",
+            ),
+            (
+                "10x10".parse::<WindowSize>().map(drop),
+                "10x10",
+                "WIDTHxHEIGHT",
+            ),
+            ("9".parse::<UiScale>().map(drop), "9", "0.5 to 3"),
+        ];
+        for (result, text, accepted) in cases {
+            let err = result.unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("'{text}'")) && err.contains(accepted),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for kind in LayoutKind::ALL {
+            assert_eq!(kind.name().parse::<LayoutKind>(), Ok(kind));
+        }
+        assert_eq!(" SoA ".parse::<LayoutKind>(), Ok(LayoutKind::Soa));
+        for t in Threads::BOTH {
+            assert_eq!(t.name().parse::<Threads>(), Ok(t));
+        }
+        assert_eq!(
+            "1920x1080".parse::<WindowSize>().map(|s| s.to_string()),
+            Ok("1920x1080".into())
+        );
+        assert_eq!("1.5".parse::<DotSize>(), Ok(Ranged(1.5)));
+    }
+}
