@@ -1,6 +1,8 @@
 //! The command line: no subcommand opens the window, `verify` proves the layouts equivalent,
 //! `bench` measures them headless.
 
+#![forbid(unsafe_code)]
+
 #[cfg(feature = "app")]
 mod app;
 

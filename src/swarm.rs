@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::error::SimError;
 use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, available_bytes};
+use crate::memory::{MemoryUse, available_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::Threads;
 use crate::workload::{Dt, EntityState, SpawnPattern, entity_hash, mix, spawn_range};
@@ -34,6 +34,9 @@ pub struct Snapshot<S> {
 struct PendingSwitch<S: Scalar> {
     to: Box<dyn Layout<S>>,
     copied: usize,
+    /// A rebuild into a fresh layout of the same kind, to give back memory: the old one's is
+    /// returned to the OS once it is freed.
+    rebuild: bool,
 }
 
 /// How far a spread switch has come.
@@ -215,9 +218,28 @@ impl<S: Scalar> Swarm<S> {
                 switch.copied = n;
             }
             self.finish_switch_if_copied();
+            self.release_memory(len - n);
             Ok(())
         } else {
             self.grow(n - len)
+        }
+    }
+
+    /// After `dropped` entities were removed: a layout that cannot shrink in place (Bevy's
+    /// tables) is rebuilt, spread over the next `switch_step`s like a switch into a fresh layout
+    /// of the same kind; and the allocator is asked to return what a big drop freed to the OS.
+    fn release_memory(&mut self, dropped: usize) {
+        if self.switch.is_none() && self.layout.rebuild_releases_memory() {
+            self.switch = Some(PendingSwitch {
+                to: self.kind().create(),
+                copied: 0,
+                rebuild: true,
+            });
+            self.finish_switch_if_copied();
+        }
+        // Trimming walks the allocator's arenas: worth it only after a large drop.
+        if dropped >= 100_000 {
+            release_to_os();
         }
     }
 
@@ -390,7 +412,11 @@ impl<S: Scalar> Swarm<S> {
         self.wait_for_frees();
         let mut to = kind.create::<S>();
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        self.switch = Some(PendingSwitch { to, copied: 0 });
+        self.switch = Some(PendingSwitch {
+            to,
+            copied: 0,
+            rebuild: false,
+        });
         self.finish_switch_if_copied();
         Ok(())
     }
@@ -436,23 +462,32 @@ impl<S: Scalar> Swarm<S> {
             && let Some(switch) = self.switch.take()
         {
             let old = std::mem::replace(&mut self.layout, switch.to);
-            self.free_in_background(old);
+            self.free_in_background(old, switch.rebuild);
         }
     }
 
     /// Freeing a big layout is work of its own (10M boxes are 10M calls to `free`, about 0.2 s
     /// on this project's machine) that nothing waits for: a thread does it, so the frame that
-    /// completes a switch does not pay for it. Small layouts are freed here and now.
-    fn free_in_background(&mut self, layout: Box<dyn Layout<S>>) {
+    /// completes a switch does not pay for it. Small layouts are freed here and now. Either way
+    /// the allocator then returns what it can to the OS, where it is worth it: after a big
+    /// layout, or after a rebuild (whose old layout is small but held a big one's memory).
+    fn free_in_background(&mut self, layout: Box<dyn Layout<S>>, rebuild: bool) {
         const IN_BACKGROUND_FROM: usize = 100_000;
         self.freeing.retain(|handle| !handle.is_finished());
         if layout.len() < IN_BACKGROUND_FROM {
+            drop(layout);
+            if rebuild {
+                release_to_os();
+            }
             return;
         }
         // If no thread can be started, the closure, and the layout with it, is dropped here.
         if let Ok(handle) = std::thread::Builder::new()
             .name("free-old-layout".into())
-            .spawn(move || drop(layout))
+            .spawn(move || {
+                drop(layout);
+                release_to_os();
+            })
         {
             self.freeing.push(handle);
         }

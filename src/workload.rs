@@ -306,12 +306,20 @@ fn wrap<S: Scalar>(v: S, extent: S) -> S {
     }
 }
 
+/// The move system for one coordinate: integrate its velocity, then wrap into `[0, extent)`.
+/// Loops that see coordinates as one flat stream (the tuned ECS over interleaved `Position`s)
+/// call this with a repeating `[WORLD_WIDTH, WORLD_HEIGHT]` extent.
+#[inline(always)]
+pub fn move_coordinate<S: Scalar>(v: S, velocity: S, dt: S, extent: S) -> S {
+    wrap(v + velocity * dt, extent)
+}
+
 /// The move system for one entity: integrate velocity, then wrap into the world rectangle.
 #[inline(always)]
 pub fn move_one<S: Scalar>(x: S, y: S, vx: S, vy: S, dt: S) -> (S, S) {
     (
-        wrap(x + vx * dt, S::from_f64(WORLD_WIDTH)),
-        wrap(y + vy * dt, S::from_f64(WORLD_HEIGHT)),
+        move_coordinate(x, vx, dt, S::from_f64(WORLD_WIDTH)),
+        move_coordinate(y, vy, dt, S::from_f64(WORLD_HEIGHT)),
     )
 }
 

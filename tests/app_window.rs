@@ -113,6 +113,16 @@ struct Run {
 /// Runs the app in a 1280x720 Xvfb screen with `script`, starting in `layout` with `count`
 /// entities; `None` when there is no adapter (the test is then skipped, or fails under CI).
 fn run_app(dir: &Path, script: &str, layout: LayoutKind, count: usize) -> Option<Run> {
+    run_app_with(dir, script, layout, count, &[])
+}
+
+fn run_app_with(
+    dir: &Path,
+    script: &str,
+    layout: LayoutKind,
+    count: usize,
+    extra: &[&str],
+) -> Option<Run> {
     let script_path = dir.join("run.script");
     std::fs::write(&script_path, script).unwrap();
     let started = Instant::now();
@@ -129,6 +139,7 @@ fn run_app(dir: &Path, script: &str, layout: LayoutKind, count: usize) -> Option
         ])
         .arg("--script")
         .arg(&script_path)
+        .args(extra)
         .env("WGPU_BACKEND", "vulkan")
         .output()
         .expect("xvfb-run starts");
@@ -191,14 +202,62 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         ));
         shots.push(shot);
     }
+    // Every layout once more on one thread (changing threads restarts the scoreboard), so that
+    // the scoreboard, and the panel, are at their fullest; then the export bundle.
+    script.push_str("threads 1\n");
+    for kind in LayoutKind::ALL {
+        script.push_str(&format!("layout {kind}\nwait 4\n"));
+    }
+    script.push_str("export\nwait 8\n");
     // Then grow past one switch chunk (250,000 a frame) and exit while a switch is half done:
     // the state must still be the core's, and the summary must say the switch was pending.
     script.push_str(&format!(
         "count {END_COUNT}\nwait 3\nlayout soa\nwait 1\nexit\n"
     ));
-    let Some(run) = run_app(&dir, &script, LayoutKind::Soa, COUNT) else {
+    let exports = dir.join("exports");
+    let Some(run) = run_app_with(
+        &dir,
+        &script,
+        LayoutKind::Soa,
+        COUNT,
+        &["--export-dir", exports.to_str().unwrap()],
+    ) else {
         return;
     };
+    let bundle = std::fs::read_dir(&exports)
+        .expect("the export folder exists")
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("export-")
+        })
+        .expect("one timestamped export folder");
+    let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
+    assert!(
+        frames.starts_with(
+            "frame,time_s,frame_ms,simulate_ms,gather_ms,upload_ms,layout,n,threads\n"
+        ) && frames.lines().count() > 10,
+        "{frames}"
+    );
+    let scoreboard = std::fs::read_to_string(bundle.join("scoreboard.csv")).unwrap();
+    for kind in LayoutKind::ALL {
+        assert!(
+            scoreboard.contains(&format!("\n{},", kind.name())),
+            "{kind} not in {scoreboard}"
+        );
+    }
+    let svg = std::fs::read_to_string(bundle.join("scoreboard.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("dyn-12"),
+        "scoreboard.svg"
+    );
+    assert!(
+        bundle.join("screenshot.png").is_file(),
+        "the export's screenshot"
+    );
+    assert!(run.stdout.contains("exported to "), "{}", run.stdout);
     let stdout = &run.stdout;
     let final_line = assert_replays(&run, &script, LayoutKind::Soa, COUNT);
     assert!(
@@ -399,4 +458,54 @@ fn the_shipped_talk_runs_to_its_end() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends `signal` to a running headless app once it is up, and checks that it ends with its
+/// summary and the conventional exit code.
+fn ends_with_summary_on(signal: &str, code: i32) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["--headless", "--count", "20000", "--size", "640x360"])
+        .env("WGPU_BACKEND", "vulkan")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the app starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut banner = String::new();
+    stdout.read_line(&mut banner).unwrap();
+    assert!(banner.contains("Ctrl-C ends the run"), "{banner}");
+    // Let it run some frames (a few seconds on lavapipe), then ask it to stop.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    if stderr.contains("no GPU adapter was found") {
+        return skip_or_fail(&format!("no Vulkan adapter: {stderr}"));
+    }
+    assert_eq!(
+        status.code(),
+        Some(code),
+        "{signal}: {status:?}\n{rest}\n{stderr}"
+    );
+    assert!(
+        rest.contains("summary per layout used:") && rest.contains("final: 20000 entities"),
+        "{signal}: no summary in\n{rest}\n{stderr}"
+    );
+}
+
+#[test]
+fn ctrl_c_and_sigterm_end_the_run_with_its_summary() {
+    if !Path::new("/usr/share/vulkan/icd.d").is_dir() {
+        return skip_or_fail("no Vulkan driver is installed (Debian package mesa-vulkan-drivers)");
+    }
+    ends_with_summary_on("-INT", 130);
+    ends_with_summary_on("-TERM", 143);
 }

@@ -90,7 +90,13 @@ fn quick_bench_writes_every_experiment_and_layout() {
     assert!(md.contains("Machine: ") && md.contains("Method: "));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), md.trim());
 
-    for plot in ["layouts_f32.svg", "layouts_f64.svg", "width.svg"] {
+    for plot in [
+        "layouts_f32.svg",
+        "layouts_f64.svg",
+        "ns_per_entity_f32.svg",
+        "ns_per_entity_f64.svg",
+        "width.svg",
+    ] {
         let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("soa"), "{plot}");
     }
@@ -99,6 +105,17 @@ fn quick_bench_writes_every_experiment_and_layout() {
             .unwrap()
             .contains("16.67 ms budget")
     );
+    // Where the machine says its cache sizes, the ns-per-entity plot marks them.
+    if json["machine"]["cache_bytes"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty())
+    {
+        let svg = std::fs::read_to_string(dir.join("ns_per_entity_f32.svg")).unwrap();
+        assert!(
+            svg.contains("KiB ≈"),
+            "no cache marks in ns_per_entity_f32.svg"
+        );
+    }
     // The plots can be redrawn from results.json alone.
     std::fs::remove_file(dir.join("width.svg")).unwrap();
     let replot = bench(&["--replot", dir.join("results.json").to_str().unwrap()]);

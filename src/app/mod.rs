@@ -123,6 +123,12 @@ pub fn run(options: AppOptions) -> ExitCode {
     }
     explain_missing_gpu();
     let signals = Signals::install();
+    println!(
+        "entity-layouts: {} entities in {}, seed {}; Ctrl-C ends the run with its summary",
+        options.count,
+        options.layout.name(),
+        options.seed
+    );
 
     let [width, height] = options.size;
     let window = Window {

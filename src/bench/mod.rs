@@ -23,6 +23,8 @@ mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
 mod exp_random_access;
+mod exp_shrink;
+mod exp_spawn;
 mod exp_switch;
 mod exp_threads;
 mod exp_width;
@@ -160,6 +162,7 @@ pub trait Experiment: Sync {
 pub fn experiments() -> Vec<&'static dyn Experiment> {
     vec![
         &exp_layouts::Layouts,
+        &exp_spawn::Spawn,
         &exp_crossings::Crossings,
         &exp_ecs_vs_soa::EcsVsSoa,
         &exp_width::Width,
@@ -174,6 +177,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_switch::Switch,
         &exp_grow::Grow,
         &exp_memory::Memory,
+        &exp_shrink::Shrink,
         &exp_bandwidth::Bandwidth,
     ]
 }

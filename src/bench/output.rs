@@ -45,7 +45,7 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchErr
             serde_json::to_vec_pretty(&json).expect("report serializes"),
         ),
     ];
-    for (name, svg) in super::plot::plots(&report.records) {
+    for (name, svg) in super::plot::plots(&report.records, Some(&report.machine)) {
         written.push((name, svg.into_bytes()));
     }
     for (name, bytes) in &written {
@@ -65,9 +65,12 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
         serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
     let records: Vec<super::record::Record> = serde_json::from_value(value["records"].clone())
         .map_err(|e| unreadable(format!("not a results.json: {e}")))?;
+    // Runs from before the machine kept its cache sizes replot without the cache marks.
+    let machine: Option<super::machine::Machine> =
+        serde_json::from_value(value["machine"].clone()).ok();
     let dir = json_path.parent().unwrap_or(Path::new("."));
     let mut written = Vec::new();
-    for (name, svg) in super::plot::plots(&records) {
+    for (name, svg) in super::plot::plots(&records, machine.as_ref()) {
         write_atomically(&dir.join(&name), svg.as_bytes())?;
         written.push(name);
     }

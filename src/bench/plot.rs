@@ -1,32 +1,81 @@
 //! SVG plots of a report (plotters): frame time against entity count per layout with the
-//! 16.67 ms budget line, and ns per element against streams read for the width reversal.
+//! 16.67 ms budget line; ns per entity against entity count with the machine's caches marked as
+//! the counts that fill them (the picture that explains the first: where each layout leaves each
+//! cache); and ns per element against streams read for the width reversal.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
+use super::machine::Machine;
 use super::record::Record;
+use crate::workload::EntityState;
 
 const BUDGET_MS: f64 = 1000.0 / 60.0;
 
-/// `(file name, svg text)` for every plot the records allow.
-pub fn plots(records: &[Record]) -> Vec<(String, String)> {
+/// A vertical mark: its label and x.
+type Mark = (String, f64);
+
+/// `(file name, svg text)` for every plot the records allow; `machine` (where known) gives the
+/// cache sizes the ns-per-entity plot marks.
+pub fn plots(records: &[Record], machine: Option<&Machine>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for scalar in ["f32", "f64"] {
         let series = series(records, "layouts", scalar, "frame_ms", |r| r.n as f64);
-        if !series.is_empty() {
-            let title = format!("move + regen, {scalar}, 1 thread: p50 ms per frame");
-            out.push((
-                format!("layouts_{scalar}.svg"),
-                draw(
-                    &title,
-                    "entities",
-                    "ms per frame",
-                    &series,
-                    true,
-                    Some(BUDGET_MS),
-                ),
-            ));
+        if series.is_empty() {
+            continue;
         }
+        let title = format!("move + regen, {scalar}, 1 thread: p50 ms per frame");
+        out.push((
+            format!("layouts_{scalar}.svg"),
+            draw(
+                &title,
+                "entities",
+                "ms per frame",
+                &series,
+                true,
+                Some(BUDGET_MS),
+                &[],
+            ),
+        ));
+        let per_entity: Series = series
+            .iter()
+            .map(|(name, points)| {
+                let ns = points.iter().map(|&(n, ms)| (n, ms * 1e6 / n)).collect();
+                (name.clone(), ns)
+            })
+            .collect();
+        let entity_bytes = if scalar == "f32" {
+            size_of::<EntityState<f32>>()
+        } else {
+            size_of::<EntityState<f64>>()
+        } as u64;
+        let marks: Vec<Mark> = machine
+            .map(|m| m.cache_bytes.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|(level, bytes)| {
+                let n = (bytes / entity_bytes) as f64;
+                (
+                    format!("{level} {} KiB ≈ {}", bytes / 1024, short_count(n)),
+                    n,
+                )
+            })
+            .collect();
+        let title = format!(
+            "move + regen, {scalar}, 1 thread: ns per entity; caches as the count of {entity_bytes}-byte entities that fills them"
+        );
+        out.push((
+            format!("ns_per_entity_{scalar}.svg"),
+            draw(
+                &title,
+                "entities",
+                "ns per entity",
+                &per_entity,
+                true,
+                None,
+                &marks,
+            ),
+        ));
     }
     let width = series(records, "width", "f64", "ns_per_element", |r| {
         r.param
@@ -44,6 +93,7 @@ pub fn plots(records: &[Record]) -> Vec<(String, String)> {
                 &width,
                 false,
                 None,
+                &[],
             ),
         ));
     }
@@ -86,6 +136,7 @@ fn draw(
     series: &Series,
     log_x: bool,
     budget: Option<f64>,
+    marks: &[Mark],
 ) -> String {
     let mut svg = String::new();
     let points = series.iter().flat_map(|(_, p)| p.iter());
@@ -108,7 +159,7 @@ fn draw(
                 (y0..y1).log_scale(),
                 &|x| count_label(*x),
                 series,
-                budget,
+                (budget, marks),
                 SeriesLabelPosition::UpperLeft,
             )
         } else {
@@ -119,7 +170,7 @@ fn draw(
                 (y0..y1).log_scale(),
                 &|x| format!("{x:.0}"),
                 series,
-                budget,
+                (budget, marks),
                 SeriesLabelPosition::UpperRight,
             )
         };
@@ -138,7 +189,7 @@ fn draw_chart<DB, XS, YS>(
     y_spec: YS,
     x_labels: &dyn Fn(&f64) -> String,
     series: &Series,
-    budget: Option<f64>,
+    (budget, marks): (Option<f64>, &[Mark]),
     legend: SeriesLabelPosition,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
@@ -160,12 +211,31 @@ where
         let r = chart.x_range();
         (r.start, r.end)
     };
+    let (y0, y1) = {
+        let r = chart.y_range();
+        (r.start, r.end)
+    };
     chart
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(x_labels)
         .draw()?;
+    for (i, (label, x)) in marks
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, x))| (x0..=x1).contains(x))
+    {
+        let grey = RGBColor(120, 120, 120).stroke_width(1);
+        chart.draw_series(LineSeries::new(vec![(*x, y0), (*x, y1)], grey))?;
+        // Near the bottom, where layouts rarely are, stepping up so neighbours do not overprint.
+        let y = y0 * 1.12f64.powi(1 + i as i32 * 2);
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (*x, y),
+            ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
+        )))?;
+    }
     draw_lines(&mut chart, series, budget, x0, x1, legend)
 }
 
@@ -208,6 +278,16 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
+}
+
+/// A count in three characters or so: 1.5k, 33k, 1.0M.
+fn short_count(n: f64) -> String {
+    match n {
+        n if n >= 1e6 => format!("{:.1}M", n / 1e6),
+        n if n >= 1e4 => format!("{:.0}k", n / 1e3),
+        n if n >= 1e3 => format!("{:.1}k", n / 1e3),
+        n => format!("{n:.0}"),
+    }
 }
 
 /// Axis labels for entity counts: 1k, 10k, 1M, 10M.

@@ -7,7 +7,7 @@
 use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind};
+use crate::layout::{Layout, LayoutKind, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -46,6 +46,8 @@ impl<S: Scalar> Layout<S> for Aos<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.entities.truncate(len);
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.entities);
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {

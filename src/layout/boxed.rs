@@ -16,8 +16,8 @@ use std::ops::Range;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes};
+use crate::layout::{Layout, LayoutKind, compaction_due, shrink_if_sparse};
+use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{EntityState, move_one, pack_point, regen_one};
@@ -25,6 +25,8 @@ use crate::workload::{EntityState, move_one, pack_point, regen_one};
 pub struct BoxedEntities<S> {
     ids: Vec<u64>,
     boxes: Vec<Box<EntityState<S>>>,
+    /// The most entities held: after shrinking far below it, the boxes are compacted.
+    high_water: usize,
     /// `Some` for the shuffled variant: where new boxes' addresses are mixed in from.
     shuffle: Option<ChaCha8Rng>,
 }
@@ -34,6 +36,7 @@ impl<S: Scalar> BoxedEntities<S> {
         Self {
             ids: Vec::new(),
             boxes: Vec::new(),
+            high_water: 0,
             shuffle: shuffled.then(|| ChaCha8Rng::seed_from_u64(0x5EED_B0C5)),
         }
     }
@@ -78,6 +81,7 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         let first = self.boxes.len();
         self.ids.extend_from_slice(ids);
         self.boxes.extend(states.iter().map(|s| Box::new(*s)));
+        self.high_water = self.high_water.max(self.boxes.len());
         self.scatter_from(first);
     }
 
@@ -89,6 +93,15 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.boxes.truncate(len);
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.boxes);
+        if compaction_due(len, &mut self.high_water) {
+            let states: Vec<EntityState<S>> = self.boxes.iter().map(|b| **b).collect();
+            self.boxes = Vec::new();
+            release_to_os();
+            self.boxes = states.into_iter().map(Box::new).collect();
+            self.scatter_from(0);
+        }
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {

@@ -12,8 +12,8 @@
 use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes};
+use crate::layout::{Layout, LayoutKind, compaction_due, shrink_if_sparse};
+use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{EntityState, mix, move_one, pack_point, regen_one};
@@ -110,6 +110,8 @@ pub struct DynAgents<S> {
     blocks: Option<u64>,
     ids: Vec<u64>,
     agents: Vec<Box<dyn Agent<S>>>,
+    /// The most entities held: after shrinking far below it, the boxes are compacted.
+    high_water: usize,
 }
 
 impl<S: Scalar> DynAgents<S> {
@@ -124,6 +126,7 @@ impl<S: Scalar> DynAgents<S> {
             blocks: None,
             ids: Vec::new(),
             agents: Vec::new(),
+            high_water: 0,
         }
     }
 }
@@ -164,6 +167,7 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
             };
             make_agent(kind, s)
         }));
+        self.high_water = self.high_water.max(self.agents.len());
     }
 
     fn swap_remove(&mut self, index: usize) {
@@ -174,6 +178,15 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.agents.truncate(len);
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.agents);
+        if compaction_due(len, &mut self.high_water) {
+            let ids = std::mem::take(&mut self.ids);
+            let states: Vec<EntityState<S>> = self.agents.iter().map(|a| a.state()).collect();
+            self.agents = Vec::new();
+            release_to_os();
+            self.push(&ids, &states);
+        }
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {

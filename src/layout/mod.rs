@@ -44,8 +44,15 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
     /// Removes the entity at logical index `index`; the last one takes its place.
     fn swap_remove(&mut self, index: usize);
-    /// Keeps the first `len` entities.
+    /// Keeps the first `len` entities, and gives back memory that a much larger population left
+    /// (see [`shrink_if_sparse`]).
     fn truncate(&mut self, len: usize);
+    /// Whether moving the entities into a fresh layout of the same kind would give back memory
+    /// that `truncate` cannot: Bevy's tables never shrink, so after a big shrink the swarm
+    /// rebuilds the ECS world (spread over frames, like a switch).
+    fn rebuild_releases_memory(&self) -> bool {
+        false
+    }
     /// The move system over every entity.
     fn step_move(&mut self, dt: S, threads: Threads);
     /// The regen system over every entity.
@@ -62,6 +69,31 @@ pub trait Layout<S: Scalar>: Send + Sync {
         self.for_each_entity_in(0..self.len(), visit);
     }
     fn memory(&self) -> MemoryUse;
+}
+
+/// Gives a `Vec`'s memory back once it is less than a quarter full: a population that shrank
+/// from 1M to 10k should not keep 1M entities' worth (the issue a speaker sees as resident
+/// memory that never comes down). A quarter, not a half, so that a count that wobbles does not
+/// reallocate every time.
+pub fn shrink_if_sparse<T>(v: &mut Vec<T>) {
+    if v.len() < v.capacity() / 4 {
+        v.shrink_to_fit();
+    }
+}
+
+/// A population below this many entities costs too little memory to be worth compacting.
+pub const COMPACT_FROM: usize = 65_536;
+
+/// Whether a layout that held `high_water` entities and now holds `len` should compact: move its
+/// survivors into fresh allocations, so that the memory of the ones it dropped can go back to the
+/// OS. Boxes scattered over a big heap keep most of its pages resident otherwise (one survivor
+/// per page is enough). Resets the mark when it says yes.
+pub fn compaction_due(len: usize, high_water: &mut usize) -> bool {
+    let due = *high_water >= COMPACT_FROM && len < *high_water / 4;
+    if due {
+        *high_water = len;
+    }
+    due
 }
 
 /// Every layout and variant, as a user picks it.

@@ -7,7 +7,7 @@
 use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind};
+use crate::layout::{Layout, LayoutKind, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -87,8 +87,10 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
+        shrink_if_sparse(&mut self.ids);
         for column in self.columns_mut() {
             column.truncate(len);
+            shrink_if_sparse(column);
         }
     }
 

@@ -1,0 +1,75 @@
+//! Memory follows the count: a population that shrank gives back what it no longer needs, in
+//! every layout. In the process itself (capacities), and as the OS sees it (resident memory of a
+//! process that grew to 1M and shrank to 10k, against a fresh one at 10k, each measured in a
+//! process of its own by the bench's `shrink` experiment).
+
+use std::process::Command;
+
+use entity_layouts::bench::record::{Query, Record};
+use entity_layouts::{LayoutKind, Swarm};
+
+#[test]
+fn allocated_bytes_follow_the_count_down() {
+    for kind in LayoutKind::ALL {
+        let mut swarm = Swarm::<f32>::with_count(kind, 3, 200_000).unwrap();
+        let before = swarm.export();
+        swarm.resize(2_000).unwrap();
+        // Bevy's tables never shrink: the ECS is rebuilt into a fresh world, a chunk at a time.
+        if let Some(progress) = swarm.switch_progress() {
+            assert!(
+                kind.name().starts_with("ecs"),
+                "{kind}: only the ECS rebuilds"
+            );
+            assert_eq!(progress.to, kind, "{kind}: a rebuild keeps the layout");
+            swarm.switch_step(usize::MAX);
+        } else {
+            assert!(!kind.name().starts_with("ecs"), "{kind} did not rebuild");
+        }
+        assert_eq!(swarm.kind(), kind);
+        let (payload, allocated) = swarm.memory().per_entity(swarm.len());
+        assert!(
+            allocated < 4.0 * payload,
+            "{kind}: {allocated:.0} B allocated per entity of {payload:.0} B after 200k -> 2k"
+        );
+        assert_eq!(
+            swarm.export().states[..],
+            before.states[..2_000],
+            "{kind}: the survivors are kept exactly"
+        );
+    }
+}
+
+#[test]
+fn resident_memory_after_1m_to_10k_is_near_a_fresh_process() {
+    let dir = std::env::temp_dir().join(format!("entity-layouts-shrink-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["bench", "--only", "shrink", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let records: Vec<Record> = serde_json::from_value(json["records"].clone()).unwrap();
+    for kind in LayoutKind::ALL {
+        let name = kind.name();
+        let rss = |how: &str| {
+            Query::metric("resident_mib")
+                .layout(&name)
+                .param(how)
+                .find(&records)
+                .unwrap_or_else(|| panic!("no {how} record for {kind}"))
+                .p50
+        };
+        let (fresh, shrunk) = (rss("fresh"), rss("shrunk"));
+        assert!(
+            shrunk <= 1.5 * fresh,
+            "{kind}: {shrunk:.1} MiB after 1M -> 10k, {fresh:.1} MiB fresh"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
