@@ -3,6 +3,7 @@
 //! simulation; the app carries out the rest (screenshots, captions, exports, exit), and a script
 //! runner the waits.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::layout::LayoutKind;
@@ -43,6 +44,28 @@ impl Action {
                 | Action::Churn(_)
                 | Action::Pause(_)
         )
+    }
+}
+
+/// The action as a script line (`script::parse` reads it back).
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Layout(kind) => write!(f, "layout {kind}"),
+            Action::Count(n) => write!(f, "count {n}"),
+            Action::Threads(threads) => write!(f, "threads {threads}"),
+            Action::Churn(n) => write!(f, "churn {n}"),
+            Action::Pause(true) => f.write_str("pause"),
+            Action::Pause(false) => f.write_str("resume"),
+            Action::Wait(frames) => write!(f, "wait {frames}"),
+            Action::Screenshot(path) => write!(f, "screenshot {}", path.display()),
+            Action::Say(text) if text.is_empty() => f.write_str("say"),
+            Action::Say(text) => write!(f, "say {text}"),
+            Action::ShowPanel(true) => f.write_str("panel show"),
+            Action::ShowPanel(false) => f.write_str("panel hide"),
+            Action::Export => f.write_str("export"),
+            Action::Exit => f.write_str("exit"),
+        }
     }
 }
 

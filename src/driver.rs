@@ -240,6 +240,10 @@ impl<S: Scalar> Driver<S> {
                 max: MAX_CHURN,
             });
         }
+        if per_frame < self.churn {
+            // Heavy churn's working memory (and the heap it scattered) is no longer needed.
+            self.swarm.release_memory();
+        }
         self.churn = per_frame;
         Ok(())
     }

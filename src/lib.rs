@@ -16,12 +16,14 @@
 //! - [`values`]: one parser per value a person types (count, churn, threads, layout, size).
 //! - [`script`]: the text format of timed actions, and a windowless replay.
 //! - [`verify`]: the proof that every layout computes bit-identical states.
+//! - [`soak`]: long runs of random actions, checked against a reference and for memory growth.
 //! - [`bench`]: the headless bench, the studies' experiments and past them.
 //!
 //! The windowed app (`src/app/`, behind the `app` feature) sits on top of all of it.
 
-// No `unsafe` but one audited call: `memory::release_to_os` (glibc's `malloc_trim`, which no
-// safe wrapper offers). `deny` rather than `forbid`, so that one function can say `allow`.
+// No `unsafe` but two audited calls into glibc's allocator, in `memory` (`malloc_trim` and
+// `mallopt`, which no safe wrapper offers). `deny` rather than `forbid`, so that those two
+// functions can say `allow`.
 #![deny(unsafe_code)]
 
 pub mod action;
@@ -32,6 +34,7 @@ pub mod layout;
 pub mod memory;
 pub mod scalar;
 pub mod script;
+pub mod soak;
 pub mod swarm;
 pub mod threads;
 pub mod values;

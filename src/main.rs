@@ -100,6 +100,19 @@ enum Command {
     },
     /// Run the studies' experiments headless and print their tables.
     Bench(BenchArgs),
+    /// Random actions for a while (counts, every layout, threads, churn, pause, switches that
+    /// start mid-copy), checked against a SoA reference and for memory that does not come back.
+    /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
+    Soak {
+        /// How long to run, in minutes (fractions work: 0.5 is 30 s).
+        #[arg(long, default_value_t = 1.0)]
+        minutes: f64,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// The largest count the random actions ask for, 1 to 10,000,000.
+        #[arg(long, default_value = "2000000")]
+        max_count: EntityCount,
+    },
 }
 
 #[derive(Args)]
@@ -130,6 +143,7 @@ struct BenchArgs {
 }
 
 fn main() -> ExitCode {
+    entity_layouts::memory::map_large_allocations();
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return run_app(cli.app);
@@ -141,6 +155,11 @@ fn main() -> ExitCode {
             seed,
             dt,
         } => verify(count.0, frames, seed, dt),
+        Command::Soak {
+            minutes,
+            seed,
+            max_count,
+        } => soak(minutes, seed, max_count.0),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e.to_string()),
@@ -257,6 +276,76 @@ fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {
         Err(e) => return usage_error(&e.to_string()),
     };
     report(&groups)
+}
+
+fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {
+    use entity_layouts::soak::{self, SoakConfig};
+    if !(minutes.is_finite() && minutes > 0.0 && minutes <= 24.0 * 60.0) {
+        return usage_error(&format!(
+            "--minutes {minutes} is not accepted; accepted: more than 0, at most 1440 (a day)"
+        ));
+    }
+    if max_count == 0 {
+        return usage_error("--max-count 0 is not accepted; accepted: 1 to 10000000");
+    }
+    let config = SoakConfig {
+        duration: std::time::Duration::from_secs_f64(minutes * 60.0),
+        seed,
+        max_count,
+        check_every: 8,
+    };
+    println!(
+        "soak: {minutes} min, seed {seed}, counts up to {max_count}, checked against SoA every {} frames",
+        config.check_every
+    );
+    let report = match soak::run(&config, |line| println!("{line}")) {
+        Ok(report) => report,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    println!("\n| | |\n|---|---|");
+    for (name, value) in [
+        ("time", format!("{:.1} s", report.elapsed.as_secs_f64())),
+        (
+            "actions",
+            format!("{} ({} refused by both)", report.actions, report.refused),
+        ),
+        ("frames", report.frames.to_string()),
+        (
+            "layout switches",
+            format!(
+                "{} asked, {} landed",
+                report.switches, report.switches_landed
+            ),
+        ),
+        ("checks against SoA", report.checks.to_string()),
+        ("peak resident", format!("{:.0} MiB", mib(report.peak_rss))),
+        (
+            "final resident",
+            format!("{:.0} MiB", mib(report.final_rss)),
+        ),
+        ("mismatches", report.mismatches.len().to_string()),
+        ("memory failures", report.memory_failures.len().to_string()),
+    ] {
+        println!("| {name} | {value} |");
+    }
+    let mut small: Vec<_> = report.small_count_rss.iter().collect();
+    small.sort();
+    for (count, (first, worst)) in small {
+        println!(
+            "| resident at {count} entities | first {:.0} MiB, worst later {:.0} MiB |",
+            mib(*first),
+            mib(*worst)
+        );
+    }
+    for line in report.mismatches.iter().chain(&report.memory_failures) {
+        eprintln!("FAILED: {line}");
+    }
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn report(groups: &[Group]) -> ExitCode {

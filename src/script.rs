@@ -131,6 +131,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     Ok(actions)
 }
 
+/// Actions as a script, one line each.
+pub fn to_text(actions: &[Action]) -> String {
+    actions.iter().map(|a| format!("{a}\n")).collect()
+}
+
 /// Hands out a script's actions frame by frame.
 #[derive(Clone, Debug)]
 pub struct ScriptRunner {

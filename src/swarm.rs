@@ -34,9 +34,6 @@ pub struct Snapshot<S> {
 struct PendingSwitch<S: Scalar> {
     to: Box<dyn Layout<S>>,
     copied: usize,
-    /// A rebuild into a fresh layout of the same kind, to give back memory: the old one's is
-    /// returned to the OS once it is freed.
-    rebuild: bool,
 }
 
 /// How far a spread switch has come.
@@ -218,29 +215,30 @@ impl<S: Scalar> Swarm<S> {
                 switch.copied = n;
             }
             self.finish_switch_if_copied();
-            self.release_memory(len - n);
+            self.release_memory();
             Ok(())
         } else {
             self.grow(n - len)
         }
     }
 
-    /// After `dropped` entities were removed: a layout that cannot shrink in place (Bevy's
-    /// tables) is rebuilt, spread over the next `switch_step`s like a switch into a fresh layout
-    /// of the same kind; and the allocator is asked to return what a big drop freed to the OS.
-    fn release_memory(&mut self, dropped: usize) {
+    /// Gives back what the population no longer needs, after it shrank or stopped churning: the
+    /// layout releases what it can in place; one that cannot (Bevy's tables) is rebuilt, spread
+    /// over the next `switch_step`s like a switch into a fresh layout of the same kind; and the
+    /// allocator is asked to return freed memory to the OS.
+    pub fn release_memory(&mut self) {
+        self.layout.release_unused();
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.release_unused();
+        }
         if self.switch.is_none() && self.layout.rebuild_releases_memory() {
             self.switch = Some(PendingSwitch {
                 to: self.kind().create(),
                 copied: 0,
-                rebuild: true,
             });
             self.finish_switch_if_copied();
         }
-        // Trimming walks the allocator's arenas: worth it only after a large drop.
-        if dropped >= 100_000 {
-            release_to_os();
-        }
+        release_to_os();
     }
 
     /// Appends `count` freshly seeded entities (the app spreads a big resize over frames this way).
@@ -412,11 +410,7 @@ impl<S: Scalar> Swarm<S> {
         self.wait_for_frees();
         let mut to = kind.create::<S>();
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        self.switch = Some(PendingSwitch {
-            to,
-            copied: 0,
-            rebuild: false,
-        });
+        self.switch = Some(PendingSwitch { to, copied: 0 });
         self.finish_switch_if_copied();
         Ok(())
     }
@@ -462,23 +456,21 @@ impl<S: Scalar> Swarm<S> {
             && let Some(switch) = self.switch.take()
         {
             let old = std::mem::replace(&mut self.layout, switch.to);
-            self.free_in_background(old, switch.rebuild);
+            self.free_in_background(old);
         }
     }
 
     /// Freeing a big layout is work of its own (10M boxes are 10M calls to `free`, about 0.2 s
     /// on this project's machine) that nothing waits for: a thread does it, so the frame that
     /// completes a switch does not pay for it. Small layouts are freed here and now. Either way
-    /// the allocator then returns what it can to the OS, where it is worth it: after a big
-    /// layout, or after a rebuild (whose old layout is small but held a big one's memory).
-    fn free_in_background(&mut self, layout: Box<dyn Layout<S>>, rebuild: bool) {
+    /// the allocator then returns what it can to the OS.
+    fn free_in_background(&mut self, layout: Box<dyn Layout<S>>) {
         const IN_BACKGROUND_FROM: usize = 100_000;
         self.freeing.retain(|handle| !handle.is_finished());
         if layout.len() < IN_BACKGROUND_FROM {
+            // Even a small layout may leave a big heap behind (boxes scattered by churn).
             drop(layout);
-            if rebuild {
-                release_to_os();
-            }
+            release_to_os();
             return;
         }
         // If no thread can be started, the closure, and the layout with it, is dropped here.

@@ -15,12 +15,10 @@
 use bevy_ecs::prelude::{Component, QueryState, World};
 
 use super::Cell;
-use super::harness::{Method, Stats, measure};
+use super::harness::{Stats, measure};
 use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_count, table};
-use crate::layout::{
-    EcsLayout, Energy as EcsEnergy, InTable, LayoutKind, Position, Regen as EcsRegen, Velocity,
-};
+use crate::layout::{EcsLayout, InTable, Layout, LayoutKind, Position, Velocity};
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern, move_one, regen_one, spawn_range};
@@ -113,16 +111,13 @@ impl SplitWorld {
     }
 }
 
-/// The second control: the tuned ECS's own components and column slices, the per-pair loop.
+/// The second control: the tuned ECS's own world and regen, its move as it was written before,
+/// one `(x, y)` pair per entity over the column slices.
 struct PairsWorld {
-    world: World,
+    layout: EcsLayout<f32>,
     movers: QueryState<(
         &'static mut Position<f32, InTable>,
         &'static Velocity<f32, InTable>,
-    )>,
-    regens: QueryState<(
-        &'static mut EcsEnergy<f32, InTable>,
-        &'static EcsRegen<f32, InTable>,
     )>,
 }
 
@@ -130,20 +125,14 @@ impl PairsWorld {
     fn new(n: usize) -> Self {
         let mut layout = EcsLayout::<f32>::contiguous();
         fill_seeded(&mut layout, n);
-        let mut world = std::mem::take(layout.world_mut());
-        let movers = world.query();
-        let regens = world.query();
-        Self {
-            world,
-            movers,
-            regens,
-        }
+        let movers = layout.world_mut().query();
+        Self { layout, movers }
     }
 
     fn step(&mut self, dt: f32) {
         let tables = self
             .movers
-            .contiguous_iter_mut(&mut self.world)
+            .contiguous_iter_mut(self.layout.world_mut())
             .expect("table storage is dense");
         for (mut positions, velocities) in tables {
             for (p, v) in positions
@@ -154,15 +143,7 @@ impl PairsWorld {
                 (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
             }
         }
-        let tables = self
-            .regens
-            .contiguous_iter_mut(&mut self.world)
-            .expect("table storage is dense");
-        for (mut energy, regen) in tables {
-            for (e, r) in energy.bypass_change_detection().iter_mut().zip(regen) {
-                e.value = regen_one(e.value, r.per_second, dt);
-            }
-        }
+        self.layout.step_regen(dt, Threads::One);
     }
 }
 
@@ -186,11 +167,7 @@ impl Experiment for EcsVsSoa {
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let rounds = cfg.pick(9, 3);
-        let method = Method {
-            min_samples: cfg.method.min_samples.min(7),
-            max_samples: cfg.method.min_samples.min(7),
-            ..cfg.method
-        };
+        let method = cfg.method.per_round();
         let mut swarms: Vec<Swarm<f32>> = KINDS
             .iter()
             .map(|&k| Swarm::with_count(k, SEED, n))
@@ -233,25 +210,14 @@ impl Experiment for EcsVsSoa {
                 (SPLIT.to_string(), None),
                 (PAIRS.to_string(), None),
             ] {
+                let at_n = Query::metric("frame_ms")
+                    .scalar("f32")
+                    .threads("1")
+                    .n(n as u64);
                 let (Some(r), Some(ms), Some(soa)) = (
-                    Query::metric("ratio_vs_soa")
-                        .layout(&name)
-                        .scalar("f32")
-                        .threads("1")
-                        .n(n as u64)
-                        .find(mine),
-                    Query::metric("frame_ms")
-                        .layout(&name)
-                        .scalar("f32")
-                        .threads("1")
-                        .n(n as u64)
-                        .find(mine),
-                    Query::metric("frame_ms")
-                        .layout("soa")
-                        .scalar("f32")
-                        .threads("1")
-                        .n(n as u64)
-                        .find(mine),
+                    at_n.with_metric("ratio_vs_soa").layout(&name).find(mine),
+                    at_n.layout(&name).find(mine),
+                    at_n.layout("soa").find(mine),
                 ) else {
                     continue;
                 };

@@ -167,12 +167,8 @@ impl Experiment for Filtered {
                 let param = format!("share={p}%");
                 let mut row = vec![format!("{p}%")];
                 for l in layouts {
-                    let ms = Query::metric("pass_ms").layout(l).param(&param).find(mine);
-                    let ns = Query::metric("ns_per_matched")
-                        .layout(l)
-                        .param(&param)
-                        .find(mine);
-                    row.push(ms_and_ns(ms, ns));
+                    let query = Query::metric("").layout(l).param(&param);
+                    row.push(ms_and_ns(mine, query, "pass_ms", "ns_per_matched"));
                 }
                 row
             })

@@ -49,15 +49,9 @@ impl Experiment for Gather {
             .map(|kind| {
                 let mut row = vec![format!("`{kind}`")];
                 for threads in ["1", "all"] {
-                    let ms = Query::metric("gather_ms")
-                        .layout(&kind.name())
-                        .threads(threads)
-                        .find(mine);
-                    let ns = Query::metric("ns_per_entity")
-                        .layout(&kind.name())
-                        .threads(threads)
-                        .find(mine);
-                    row.push(ms_and_ns(ms, ns));
+                    let name = kind.name();
+                    let query = Query::metric("").layout(&name).threads(threads);
+                    row.push(ms_and_ns(mine, query, "gather_ms", "ns_per_entity"));
                 }
                 row
             })

@@ -4,7 +4,7 @@
 //! pattern does not move the timings. Per layout, both populations are built once and measured in
 //! interleaved rounds (uniform, streams, uniform, ...); each round gives one ratio.
 
-use super::harness::{Method, Stats, measure};
+use super::harness::{Stats, measure};
 use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Cell, Experiment, SEED, fmt_count, fmt_num, table};
 use crate::layout::LayoutKind;
@@ -36,11 +36,7 @@ impl Experiment for Spawn {
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let rounds = cfg.pick(7, 3);
-        let method = Method {
-            min_samples: cfg.method.min_samples.min(7),
-            max_samples: cfg.method.min_samples.min(7),
-            ..cfg.method
-        };
+        let method = cfg.method.per_round();
         let dt = Dt::default();
         let mut out = Vec::new();
         for kind in LayoutKind::ALL {

@@ -37,6 +37,17 @@ impl Method {
         }
     }
 
+    /// The method for one round of an interleaved comparison: a few samples per round, many
+    /// rounds, so that a drift in the machine's load hits every contender alike.
+    pub fn per_round(&self) -> Self {
+        let samples = self.min_samples.min(7);
+        Self {
+            min_samples: samples,
+            max_samples: samples,
+            ..*self
+        }
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "{} warm-up passes; inner repeats so each sample lasts >= {} ms; p50 of {}..{} samples (p10, p90 beside it); std::hint::black_box on results",

@@ -39,7 +39,7 @@ use crate::error::SimError;
 use crate::values::ValueError;
 use harness::Method;
 use machine::Machine;
-use record::Record;
+use record::{Query, Record};
 
 /// The seed every experiment spawns from.
 pub const SEED: u64 = 42;
@@ -399,8 +399,11 @@ pub fn fmt_count(n: u64) -> String {
     out
 }
 
-/// A cell holding a time and the same time per item: `1.22 ms, 1.22 ns`.
-pub fn ms_and_ns(ms: Option<&Record>, ns: Option<&Record>) -> String {
+/// A cell holding a time and the same time per item, `1.22 ms, 1.22 ns`: the records `query`
+/// finds with its metric set to `ms_metric` and to `ns_metric`.
+pub fn ms_and_ns(records: &[Record], query: Query, ms_metric: &str, ns_metric: &str) -> String {
+    let ms = query.with_metric(ms_metric).find(records);
+    let ns = query.with_metric(ns_metric).find(records);
     match (ms, ns) {
         (Some(ms), Some(ns)) => format!("{} ms, {} ns", fmt_num(ms.p50), fmt_num(ns.p50)),
         _ => "-".into(),

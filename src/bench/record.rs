@@ -99,6 +99,11 @@ impl<'q> Query<'q> {
         }
     }
 
+    /// The same query for another metric.
+    pub fn with_metric(self, metric: &'q str) -> Self {
+        Self { metric, ..self }
+    }
+
     pub fn layout(self, layout: &'q str) -> Self {
         Self {
             layout: Some(layout),

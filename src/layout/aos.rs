@@ -46,6 +46,10 @@ impl<S: Scalar> Layout<S> for Aos<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.entities.truncate(len);
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
         shrink_if_sparse(&mut self.entities);
     }

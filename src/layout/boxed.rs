@@ -93,9 +93,13 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.boxes.truncate(len);
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
         shrink_if_sparse(&mut self.boxes);
-        if compaction_due(len, &mut self.high_water) {
+        if compaction_due(self.boxes.len(), &mut self.high_water) {
             let states: Vec<EntityState<S>> = self.boxes.iter().map(|b| **b).collect();
             self.boxes = Vec::new();
             release_to_os();

@@ -178,9 +178,13 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
         self.agents.truncate(len);
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
         shrink_if_sparse(&mut self.agents);
-        if compaction_due(len, &mut self.high_water) {
+        if compaction_due(self.agents.len(), &mut self.high_water) {
             let ids = std::mem::take(&mut self.ids);
             let states: Vec<EntityState<S>> = self.agents.iter().map(|a| a.state()).collect();
             self.agents = Vec::new();

@@ -373,6 +373,12 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
                 self.world.despawn(entity);
             }
         }
+        self.release_unused();
+    }
+
+    /// The list of entities shrinks here; Bevy's tables cannot, so the swarm rebuilds the world
+    /// when [`Layout::rebuild_releases_memory`] says so.
+    fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.entities);
     }
 

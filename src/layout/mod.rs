@@ -45,8 +45,12 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// Removes the entity at logical index `index`; the last one takes its place.
     fn swap_remove(&mut self, index: usize);
     /// Keeps the first `len` entities, and gives back memory that a much larger population left
-    /// (see [`shrink_if_sparse`]).
+    /// ([`Layout::release_unused`]).
     fn truncate(&mut self, len: usize);
+    /// Gives back memory that a much larger population, or heavy churn, left behind: `Vec`s less
+    /// than a quarter full shrink ([`shrink_if_sparse`]), boxes scattered over a heap much bigger
+    /// than the population are compacted ([`compaction_due`]).
+    fn release_unused(&mut self);
     /// Whether moving the entities into a fresh layout of the same kind would give back memory
     /// that `truncate` cannot: Bevy's tables never shrink, so after a big shrink the swarm
     /// rebuilds the ECS world (spread over frames, like a switch).

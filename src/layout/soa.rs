@@ -87,9 +87,15 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
-        shrink_if_sparse(&mut self.ids);
         for column in self.columns_mut() {
             column.truncate(len);
+        }
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
+        shrink_if_sparse(&mut self.ids);
+        for column in self.columns_mut() {
             shrink_if_sparse(column);
         }
     }

@@ -1,0 +1,243 @@
+//! Soak: what an hour of a speaker's slider dragging does to a long-running swarm, without a GPU.
+//! Seeded random actions (counts from 0 to a maximum, every layout, threads, churn, pause,
+//! switches that start while another is still copying, and back again) drive `Driver::frame_step`
+//! frame after frame. A reference driver replays the same actions in plain SoA; every few frames
+//! their checksums must agree. Resident memory is sampled, and when the swarm settles back at a
+//! small count without churn it must hold at most 1.5x what it held the first time it was there.
+//!
+//! The same generator writes random scripts for the app (`random_actions` + `script::to_text`),
+//! so the windowed soak replays through the same core.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::action::{Action, Outcome};
+use crate::driver::{Driver, MAX_CHURN};
+use crate::error::SimError;
+use crate::layout::LayoutKind;
+use crate::memory::resident_bytes;
+use crate::threads::Threads;
+
+/// Counts the swarm keeps coming back to, so that memory after a return can be compared.
+pub const SMALL_COUNTS: [usize; 2] = [10_000, 50_000];
+/// Resident memory back at a small count may be at most this much its first visit's.
+pub const MEMORY_GROWTH_LIMIT: f64 = 1.5;
+
+/// What a soak is asked to do.
+#[derive(Clone, Copy, Debug)]
+pub struct SoakConfig {
+    pub duration: Duration,
+    pub seed: u64,
+    pub max_count: usize,
+    /// Compare with the reference every this many frames.
+    pub check_every: u64,
+}
+
+/// What a soak did.
+#[derive(Clone, Debug, Default)]
+pub struct SoakReport {
+    pub actions: u64,
+    pub refused: u64,
+    pub frames: u64,
+    /// Layout switches asked for (some replaced or cancelled before they landed).
+    pub switches: u64,
+    /// Switches that landed (the swarm's layout changed).
+    pub switches_landed: u64,
+    pub checks: u64,
+    pub mismatches: Vec<String>,
+    pub peak_rss: u64,
+    pub final_rss: u64,
+    /// Resident memory at the first visit of each small count, and the largest later one.
+    pub small_count_rss: HashMap<usize, (u64, u64)>,
+    pub memory_failures: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl SoakReport {
+    pub fn passed(&self) -> bool {
+        self.mismatches.is_empty() && self.memory_failures.is_empty()
+    }
+}
+
+/// One random action for a swarm of at most `max_count` entities, and the frames to wait after
+/// it. Layout switches come often, so that many start while the previous one is still copying;
+/// a quarter of them go straight back to the layout being left.
+pub fn random_action(
+    rng: &mut ChaCha8Rng,
+    driver_layout: LayoutKind,
+    max_count: usize,
+) -> (Action, u64) {
+    let wait = rng.random_range(1..=12u64);
+    let action = match rng.random_range(0..100u32) {
+        0..=34 => {
+            if rng.random_range(0..4u32) == 0 {
+                Action::Layout(driver_layout)
+            } else {
+                Action::Layout(LayoutKind::ALL[rng.random_range(0..LayoutKind::ALL.len())])
+            }
+        }
+        35..=59 => Action::Count(if rng.random_range(0..3u32) == 0 {
+            SMALL_COUNTS[rng.random_range(0..SMALL_COUNTS.len())]
+        } else {
+            // Log-uniform from 1 to the maximum, and now and then nothing at all.
+            let top = (max_count.max(2) as f64).ln();
+            match rng.random_range(0..20u32) {
+                0 => 0,
+                _ => rng.random_range(0.0..top).exp() as usize,
+            }
+        }),
+        60..=69 => Action::Threads(Threads::BOTH[rng.random_range(0..2)]),
+        70..=84 => Action::Churn(match rng.random_range(0..4u32) {
+            0 => 0,
+            1 => MAX_CHURN,
+            _ => rng.random_range(0..=MAX_CHURN / 10),
+        }),
+        _ => Action::Pause(rng.random_range(0..3u32) == 0),
+    };
+    (action, wait)
+}
+
+/// A random script of `len` actions (with their waits) for the app.
+pub fn random_actions(seed: u64, len: usize, max_count: usize) -> Vec<Action> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut layout = LayoutKind::Soa;
+    let mut out = Vec::with_capacity(2 * len);
+    for _ in 0..len {
+        let (action, wait) = random_action(&mut rng, layout, max_count);
+        if let Action::Layout(kind) = action {
+            layout = kind;
+        }
+        out.push(action);
+        out.push(Action::Wait(wait));
+    }
+    out
+}
+
+/// Runs a soak; `progress` is called every few seconds with a one-line summary.
+pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakReport, SimError> {
+    let started = Instant::now();
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let new_driver =
+        |kind| Driver::<f32>::new(kind, config.seed).with_max_entities(config.max_count.max(1));
+    let mut driver = new_driver(LayoutKind::EcsTable);
+    let mut reference = new_driver(LayoutKind::Soa);
+    let mut report = SoakReport::default();
+    let mut last_progress = Instant::now();
+    let mut previous_layout = driver.kind();
+    let mut waiting = 0u64;
+    while started.elapsed() < config.duration {
+        if waiting == 0 {
+            let (action, wait) = random_action(&mut rng, previous_layout, config.max_count);
+            waiting = wait;
+            report.actions += 1;
+            if let Action::Layout(_) = action {
+                report.switches += 1;
+                previous_layout = driver.requested_layout();
+            }
+            let applied = driver.apply(&action);
+            // The reference stays in SoA; everything else it does alike.
+            let reference_applied = match action {
+                Action::Layout(_) => Ok(Outcome::NotForDriver),
+                _ => reference.apply(&action),
+            };
+            match (applied, reference_applied) {
+                (Ok(_), Ok(_)) => {}
+                (Err(_), Err(_)) => report.refused += 1,
+                (a, b) => report.mismatches.push(format!(
+                    "frame {}: {action:?} accepted by one driver only ({a:?} vs {b:?})",
+                    report.frames
+                )),
+            }
+        }
+        waiting -= 1;
+        let kind_before = driver.kind();
+        let frame = driver.frame_step();
+        let reference_frame = reference.frame_step();
+        if driver.kind() != kind_before {
+            report.switches_landed += 1;
+        }
+        if frame.error.is_some() != reference_frame.error.is_some() {
+            report.mismatches.push(format!(
+                "frame {}: {:?} vs the reference's {:?}",
+                report.frames, frame.error, reference_frame.error
+            ));
+        }
+        report.frames += 1;
+        if report.frames.is_multiple_of(config.check_every.max(1)) {
+            report.checks += 1;
+            if driver.checksum() != reference.checksum() || driver.len() != reference.len() {
+                report.mismatches.push(format!(
+                    "frame {}: {} entities in {} with checksum {:016x}, the SoA reference {} with {:016x}",
+                    report.frames,
+                    driver.len(),
+                    driver.kind(),
+                    driver.checksum(),
+                    reference.len(),
+                    reference.checksum()
+                ));
+            }
+            check_memory(&mut driver, &mut reference, &mut report);
+        }
+        if last_progress.elapsed() >= Duration::from_secs(5) {
+            last_progress = Instant::now();
+            progress(&format!(
+                "[{:6.0} s] frames {} actions {} switches {} ({} landed) now {} entities in {} · rss {} MiB · mismatches {} · memory failures {}",
+                started.elapsed().as_secs_f64(),
+                report.frames,
+                report.actions,
+                report.switches,
+                report.switches_landed,
+                driver.len(),
+                driver.kind(),
+                report.final_rss >> 20,
+                report.mismatches.len(),
+                report.memory_failures.len(),
+            ));
+        }
+    }
+    report.elapsed = started.elapsed();
+    report.final_rss = resident_bytes().unwrap_or(0);
+    Ok(report)
+}
+
+/// Samples resident memory; at a settled small count, compares it with the first visit there.
+fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakReport) {
+    // Churn's spawns and removals are working memory of their own (100,000 a frame at 10,000
+    // entities is eleven times the population): compare only churn-free visits.
+    let settled = !driver.growing()
+        && !reference.growing()
+        && driver.switch_progress().is_none()
+        && reference.switch_progress().is_none()
+        && driver.churn() == 0;
+    if settled {
+        // Layouts replaced by switches are freed on other threads: wait, so they are not counted.
+        driver.wait_for_frees();
+        reference.wait_for_frees();
+    }
+    let Some(rss) = resident_bytes() else {
+        return;
+    };
+    report.peak_rss = report.peak_rss.max(rss);
+    report.final_rss = rss;
+    if !settled || !SMALL_COUNTS.contains(&driver.len()) {
+        return;
+    }
+    let (first, worst) = report
+        .small_count_rss
+        .entry(driver.len())
+        .or_insert((rss, rss));
+    *worst = (*worst).max(rss);
+    if rss as f64 > MEMORY_GROWTH_LIMIT * *first as f64 {
+        report.memory_failures.push(format!(
+            "frame {}: {} MiB resident back at {} entities ({}), {} MiB at the first visit",
+            report.frames,
+            rss >> 20,
+            driver.len(),
+            driver.kind(),
+            *first >> 20
+        ));
+    }
+}
