@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::layout::LayoutKind;
 use crate::threads::Threads;
+use crate::values::WindowSize;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -25,6 +26,8 @@ pub enum Action {
     Screenshot(PathBuf),
     /// Show a caption over the world until the next one; an empty one clears it.
     Say(String),
+    /// Resize the window (or, headless, the offscreen image) to this many physical pixels.
+    Resize(WindowSize),
     /// Show or hide the panel (hidden, the audience's HUD takes its place).
     ShowPanel(bool),
     /// Write the export bundle (screenshot, recent frames, scoreboard) into a new folder.
@@ -61,6 +64,7 @@ impl fmt::Display for Action {
             Action::Screenshot(path) => write!(f, "screenshot {}", path.display()),
             Action::Say(text) if text.is_empty() => f.write_str("say"),
             Action::Say(text) => write!(f, "say {text}"),
+            Action::Resize(size) => write!(f, "size {size}"),
             Action::ShowPanel(true) => f.write_str("panel show"),
             Action::ShowPanel(false) => f.write_str("panel hide"),
             Action::Export => f.write_str("export"),

@@ -213,6 +213,7 @@ impl<S: Scalar> Driver<S> {
             | Action::Screenshot(_)
             | Action::Say(_)
             | Action::ShowPanel(_)
+            | Action::Resize(_)
             | Action::Export
             | Action::Exit => Ok(Outcome::NotForDriver),
         }

@@ -100,6 +100,17 @@ enum Command {
     },
     /// Run the studies' experiments headless and print their tables.
     Bench(BenchArgs),
+    /// Run a script without a window, frame for frame as the app runs it, and print its final
+    /// state and checksum (the app's `--script` run with the same options ends in the same one).
+    Replay {
+        script: PathBuf,
+        #[arg(long, default_value = "ecs-table")]
+        layout: LayoutKind,
+        #[arg(long, default_value = "100000", allow_hyphen_values = true)]
+        count: EntityCount,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
     /// Random actions for a while (counts, every layout, threads, churn, pause, switches that
     /// start mid-copy), checked against a SoA reference and for memory that does not come back.
     /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
@@ -112,6 +123,15 @@ enum Command {
         /// The largest count the random actions ask for, 1 to 10,000,000.
         #[arg(long, default_value = "2000000")]
         max_count: EntityCount,
+        /// Instead of soaking, write a random script of `--actions` actions (with waits and a
+        /// screenshot every 25 actions into `--shots`) for the app to run: the windowed soak.
+        #[arg(long, value_name = "FILE")]
+        write_script: Option<PathBuf>,
+        #[arg(long, default_value_t = 300, requires = "write_script")]
+        actions: usize,
+        /// Where the written script's screenshots go.
+        #[arg(long, default_value = "soak-shots", requires = "write_script")]
+        shots: PathBuf,
     },
 }
 
@@ -155,10 +175,25 @@ fn main() -> ExitCode {
             seed,
             dt,
         } => verify(count.0, frames, seed, dt),
+        Command::Replay {
+            script,
+            layout,
+            count,
+            seed,
+        } => replay(&script, layout, count.0, seed),
+        Command::Soak {
+            write_script: Some(path),
+            seed,
+            max_count,
+            actions,
+            shots,
+            ..
+        } => write_soak_script(&path, seed, max_count.0, actions, &shots),
         Command::Soak {
             minutes,
             seed,
             max_count,
+            ..
         } => soak(minutes, seed, max_count.0),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
@@ -276,6 +311,63 @@ fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {
         Err(e) => return usage_error(&e.to_string()),
     };
     report(&groups)
+}
+
+fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -> ExitCode {
+    use entity_layouts::script;
+    let actions = match std::fs::read_to_string(path) {
+        Ok(text) => match script::parse(&text) {
+            Ok(actions) => actions,
+            Err(e) => return usage_error(&format!("{}: {e}", path.display())),
+        },
+        Err(e) => return usage_error(&format!("cannot read script '{}': {e}", path.display())),
+    };
+    let run = match script::replay(actions, layout, seed, count) {
+        Ok(run) => run,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    for (frame, action, e) in &run.refused {
+        eprintln!("[frame {frame}] refused '{action}': {e}");
+    }
+    let driver = &run.driver;
+    let pending = driver.switch_progress().map_or(String::new(), |p| {
+        format!(" (switch to {} pending: {} copied)", p.to, p.copied)
+    });
+    println!(
+        "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
+        driver.len(),
+        driver.kind(),
+        driver.frame(),
+        driver.checksum()
+    );
+    ExitCode::SUCCESS
+}
+
+fn write_soak_script(
+    path: &std::path::Path,
+    seed: u64,
+    max_count: usize,
+    actions: usize,
+    shots: &std::path::Path,
+) -> ExitCode {
+    use entity_layouts::{Action, script, soak};
+    let mut script = Vec::new();
+    for (i, chunk) in soak::random_actions(seed, actions, max_count)
+        .chunks(50)
+        .enumerate()
+    {
+        script.extend_from_slice(chunk);
+        script.push(Action::Screenshot(shots.join(format!("soak-{i:03}.png"))));
+    }
+    script.push(Action::Exit);
+    let text = format!(
+        "# A random script: {actions} actions, counts up to {max_count}, seed {seed}\n# (entity-layouts soak --write-script).\n{}",
+        script::to_text(&script)
+    );
+    match std::fs::write(path, text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(&format!("cannot write '{}': {e}", path.display())),
+    }
 }
 
 fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {

@@ -27,12 +27,42 @@ impl MemoryUse {
     }
 }
 
-/// Bytes the system would hand out before it starts reclaiming hard, or `None` where the OS does
-/// not say, in which case only `try_reserve` guards us.
+/// Bytes the system would hand out before it starts reclaiming hard, within this process's
+/// cgroup limit (`memory.max`) where there is one, or `None` where the OS does not say, in which
+/// case only `try_reserve` and [`can_allocate`] guard us.
 pub fn available_bytes() -> Option<u64> {
     let mut system = System::new();
     system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
-    Some(system.available_memory()).filter(|&b| b > 0)
+    let machine = Some(system.available_memory()).filter(|&b| b > 0);
+    let cgroup = system.cgroup_limits().map(|limits| limits.free_memory);
+    match (machine, cgroup) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
+}
+
+/// The most bytes one allocation could get now, to within 1/64: what an address-space limit
+/// leaves, found by asking (some 40 probes, none of them touched).
+pub fn largest_allocation() -> usize {
+    let (mut granted, mut refused) = (0usize, isize::MAX as usize);
+    while refused - granted > refused / 64 {
+        let mid = granted + (refused - granted) / 2;
+        if can_allocate(mid).is_ok() {
+            granted = mid;
+        } else {
+            refused = mid;
+        }
+    }
+    granted
+}
+
+/// Whether `bytes` more could be allocated now: asks the allocator for them and gives them back
+/// untouched (no page is faulted in). Catches what `available_bytes` cannot see, such as an
+/// address-space limit (`ulimit -v`, `prlimit --as`), for storages that allocate piece by piece
+/// (Bevy's tables, one box per entity), where a failure later would abort the process.
+pub fn can_allocate(bytes: usize) -> Result<(), std::collections::TryReserveError> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes)
 }
 
 /// The machine's installed memory in bytes, `None` where the OS does not say.

@@ -10,6 +10,7 @@
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
 //! panel hide          # the audience's HUD instead of the panel; `panel show` brings it back
+//! size 1920x1080      # resize the window (headless: the offscreen image)
 //! screenshot shots/boxed.png
 //! export              # screenshot, recent frames and scoreboard into a new folder
 //! pause / resume
@@ -27,7 +28,7 @@ use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::threads::Threads;
-use crate::values::{Churn, EntityCount, Frames, ValueError};
+use crate::values::{Churn, EntityCount, Frames, ValueError, WindowSize};
 
 /// A parse error that names the line, what was written there and what is accepted.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,8 +51,7 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// The verbs a script understands, for the error that lists them.
-const VERBS: &str =
-    "layout, count, threads, churn, wait, say, panel, screenshot, export, pause, resume, exit";
+const VERBS: &str = "layout, count, threads, churn, wait, say, panel, size, screenshot, export, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     let mut actions = Vec::new();
@@ -103,6 +103,7 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                     .0,
             ),
             "say" => Action::Say(rest.to_string()),
+            "size" => Action::Resize(need("WIDTHxHEIGHT")?.parse::<WindowSize>().map_err(value)?),
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
                 "hide" => Action::ShowPanel(false),
@@ -180,23 +181,33 @@ impl ScriptRunner {
     }
 }
 
-/// Runs a script without a window, frame for frame as the app does, until it exits or ends;
-/// returns the driver in its final state. The app's integration test compares checksums with this.
-/// A refused action stops the replay with its error (the app shows it and goes on; a script
-/// meant to be compared is one whose every action is accepted).
+/// A script run without a window: the driver in its final state, and what was refused on the
+/// way (frame, action, why), as the app would have shown it.
+pub struct Replay {
+    pub driver: Driver,
+    pub refused: Vec<(u64, Action, SimError)>,
+}
+
+/// Runs a script without a window, frame for frame as the app does, until it exits or ends. A
+/// refused action is noted and the run goes on, as in the app; only a refused starting count is
+/// an error. The app's integration test compares checksums with this, and `entity-layouts replay`
+/// prints them.
 pub fn replay(
     actions: Vec<Action>,
     kind: LayoutKind,
     seed: u64,
     count: usize,
-) -> Result<Driver, SimError> {
+) -> Result<Replay, SimError> {
     let mut driver = Driver::new(kind, seed);
     driver.apply(&Action::Count(count))?;
+    let mut refused = Vec::new();
     let mut runner = ScriptRunner::new(actions);
     loop {
         let due = runner.due();
         for action in &due {
-            driver.apply(action)?;
+            if let Err(e) = driver.apply(action) {
+                refused.push((driver.frame(), action.clone(), e));
+            }
         }
         if due.contains(&Action::Exit) {
             break;
@@ -206,7 +217,7 @@ pub fn replay(
             break;
         }
     }
-    Ok(driver)
+    Ok(Replay { driver, refused })
 }
 
 #[cfg(test)]
@@ -272,7 +283,7 @@ mod tests {
     fn replay_matches_a_hand_driven_run() {
         let actions =
             parse("wait 3\nlayout ecs-table\nchurn 50\nwait 4\nthreads all\nwait 2").unwrap();
-        let replayed = replay(actions, LayoutKind::Soa, 5, 2000).unwrap();
+        let replayed = replay(actions, LayoutKind::Soa, 5, 2000).unwrap().driver;
         let mut d: Driver = Driver::new(LayoutKind::Soa, 5);
         d.apply(&Action::Count(2000)).unwrap();
         for _ in 0..3 {

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::error::SimError;
 use crate::layout::{Layout, LayoutKind};
-use crate::memory::{MemoryUse, available_bytes, release_to_os};
+use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::Threads;
 use crate::workload::{Dt, EntityState, SpawnPattern, entity_hash, mix, spawn_range};
@@ -174,8 +174,16 @@ impl<S: Scalar> Swarm<S> {
         Self::fits(max_entities, kind, len, additional)?;
         layout.try_reserve(additional).map_err(|_| {
             let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
-            let available = available_bytes().unwrap_or(0);
-            out_of_memory(kind, len + additional, len, needed, available)
+            // The allocator said no although the machine has the memory: a limit the OS does
+            // not report as available memory (an address-space limit). What it grants is what
+            // counts.
+            out_of_memory(
+                kind,
+                len + additional,
+                len,
+                needed,
+                largest_allocation() as u64,
+            )
         })
     }
 

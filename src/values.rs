@@ -118,7 +118,8 @@ impl FromStr for LayoutKind {
     }
 }
 
-/// A window or offscreen image size, `WIDTHxHEIGHT`, from 320x240 to 7680x4320 (8K).
+/// A window or offscreen image size, `WIDTHxHEIGHT`, from 1x1 to 7680x4320 (8K): a window can be
+/// dragged that small, and the app must survive it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowSize {
     pub width: u32,
@@ -126,7 +127,7 @@ pub struct WindowSize {
 }
 
 impl WindowSize {
-    pub const MIN: [u32; 2] = [320, 240];
+    pub const MIN: [u32; 2] = [1, 1];
     pub const MAX: [u32; 2] = [7680, 4320];
 }
 
@@ -215,8 +216,8 @@ mod tests {
                 "ecs-table",
             ),
             (
-                "10x10".parse::<WindowSize>().map(drop),
-                "10x10",
+                "0x10".parse::<WindowSize>().map(drop),
+                "0x10",
                 "WIDTHxHEIGHT",
             ),
             ("9".parse::<UiScale>().map(drop), "9", "0.5 to 3"),

@@ -158,7 +158,20 @@ fn streams(seed: u64) -> [Stream; STREAMS] {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(1);
     std::array::from_fn(|k| {
-        let angle = rng.random_range(0.0..std::f64::consts::TAU);
+        // A direction from a point in the unit disc, normalized with `sqrt` (correctly rounded
+        // everywhere) rather than `cos`/`sin`, whose last bit differs between math libraries and
+        // even between CPUs (glibc picks an FMA variant at run time): entity states must be the
+        // same bits on every machine.
+        let heading = loop {
+            let (a, b) = (
+                rng.random_range(-1.0..1.0f64),
+                rng.random_range(-1.0..1.0f64),
+            );
+            let norm = (a * a + b * b).sqrt();
+            if (0.1..=1.0).contains(&norm) {
+                break [a / norm, b / norm];
+            }
+        };
         let length = rng.random_range(400.0..1100.0);
         // Colors spread over the whole hp ramp, one band per stream.
         let hp_band = (k as f64 + rng.random_range(0.2..0.8)) / STREAMS as f64;
@@ -167,7 +180,7 @@ fn streams(seed: u64) -> [Stream; STREAMS] {
                 rng.random_range(0.0..WORLD_WIDTH),
                 rng.random_range(0.0..WORLD_HEIGHT),
             ],
-            heading: [angle.cos(), angle.sin()],
+            heading,
             speed: rng.random_range(35.0..140.0),
             clump_spacing: length / CLUMPS as f64,
             clump_half_length: length / CLUMPS as f64 * rng.random_range(0.15..0.4),

@@ -16,7 +16,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 use entity_layouts::LayoutKind;
 use entity_layouts::script::{parse, replay};
@@ -123,9 +122,32 @@ fn run_app_with(
     count: usize,
     extra: &[&str],
 ) -> Option<Run> {
+    let (code, run) = run_app_raw(dir, script, layout, count, extra)?;
+    assert_eq!(
+        code,
+        Some(0),
+        "app failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("does not fit the window"),
+        "the panel overflows 1280x720:\n{}",
+        run.stderr
+    );
+    Some(run)
+}
+
+/// The app's exit code and output, whatever they are.
+fn run_app_raw(
+    dir: &Path,
+    script: &str,
+    layout: LayoutKind,
+    count: usize,
+    extra: &[&str],
+) -> Option<(Option<i32>, Run)> {
     let script_path = dir.join("run.script");
     std::fs::write(&script_path, script).unwrap();
-    let started = Instant::now();
     let out = Command::new("timeout")
         .args(["900", "xvfb-run", "-a", "-s", "-screen 0 1280x720x24"])
         .arg(env!("CARGO_BIN_EXE_entity-layouts"))
@@ -151,20 +173,7 @@ fn run_app_with(
         skip_or_fail(&format!("no Vulkan adapter under Xvfb: {}", run.stderr));
         return None;
     }
-    assert!(
-        out.status.success(),
-        "app exited with {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        started.elapsed(),
-        run.stdout,
-        run.stderr
-    );
-    assert!(
-        !run.stderr.contains("does not fit the window"),
-        "the panel overflows 1280x720:\n{}",
-        run.stderr
-    );
-    Some(run)
+    Some((out.status.code(), run))
 }
 
 /// The run's final checksum, checked against a windowless replay of the same script.
@@ -176,6 +185,8 @@ fn assert_replays(run: &Run, script: &str, layout: LayoutKind, count: usize) -> 
         .unwrap_or_else(|| panic!("no final line in:\n{}", run.stdout));
     let checksum = final_line.rsplit(' ').next().unwrap();
     let expected = replay(parse(script).unwrap(), layout, SEED, count).unwrap();
+    assert!(expected.refused.is_empty(), "{:?}", expected.refused);
+    let expected = expected.driver;
     assert_eq!(
         checksum,
         format!("{:016x}", expected.checksum()),
@@ -320,7 +331,7 @@ fn bad_options_exit_2_before_a_window_opens() {
             "cannot read script",
         ),
         (vec!["--screenshot", "shot.jpg"], ".png"),
-        (vec!["--size", "10x10"], "WIDTHxHEIGHT"),
+        (vec!["--size", "0x10"], "WIDTHxHEIGHT"),
     ] {
         let out = Command::new(bin).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -508,4 +519,123 @@ fn ctrl_c_and_sigterm_end_the_run_with_its_summary() {
     }
     ends_with_summary_on("-INT", 130);
     ends_with_summary_on("-TERM", 143);
+}
+
+/// Writes into places that cannot take them (sysfs is read-only even for root, and CI runs as
+/// root): each is a message, the run goes on to its end, and a scripted run's exit code says
+/// that something was not written.
+#[test]
+fn failed_writes_are_messages_and_the_run_goes_on() {
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    let dir = temp_dir("readonly");
+    let script = "count 20000\nwait 3\nscreenshot /sys/entity-layouts-test.png\nexport\nwait 8\ncount 30000\nwait 3\nexit\n";
+    let Some((code, run)) = run_app_raw(
+        &dir,
+        script,
+        LayoutKind::Soa,
+        1000,
+        &["--export-dir", "/sys/entity-layouts-exports"],
+    ) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot save screenshot /sys/entity-layouts-test.png"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("cannot create /sys/entity-layouts-exports"),
+        "{}",
+        run.stderr
+    );
+    // The run went on past the failures, to the same end as the core's replay.
+    assert_replays(&run, script, LayoutKind::Soa, 1000);
+    assert!(
+        run.stdout.contains("final: 30000 entities"),
+        "{}",
+        run.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Headless (no X server), the offscreen image is resized to 1x1, to 8K and back: no panic, and
+/// the world is fitted again (dots right of the panel in the last screenshot, at the new size).
+#[test]
+fn the_canvas_survives_extreme_sizes() {
+    if !Path::new("/usr/share/vulkan/icd.d").is_dir() {
+        return skip_or_fail("no Vulkan driver is installed (Debian package mesa-vulkan-drivers)");
+    }
+    let dir = temp_dir("sizes");
+    let shot = dir.join("after.png");
+    let script = format!(
+        "count 50000\nwait 3\nsize 1x1\nwait 3\nsize 7680x4320\nwait 2\nsize 960x540\nwait 4\nscreenshot {}\nexit\n",
+        shot.display()
+    );
+    let script_path = dir.join("sizes.script");
+    std::fs::write(&script_path, &script).unwrap();
+    let out = Command::new("timeout")
+        .args(["300"])
+        .arg(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args([
+            "--headless",
+            "--size",
+            "640x360",
+            "--layout",
+            "soa",
+            "--count",
+            "0",
+        ])
+        .arg("--script")
+        .arg(&script_path)
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter was found") {
+        return skip_or_fail(&format!("no Vulkan adapter: {stderr}"));
+    }
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let image = load(&shot);
+    assert_eq!((image.width, image.height), (960, 540));
+    let (world_lit, world_colors) = region_stats(&image, 0.45, 1.0);
+    assert!(
+        (0.02..0.95).contains(&world_lit) && world_colors > 8,
+        "world area {world_lit:.3} lit, {world_colors} colors"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The windowed soak, short: a seeded random script (layouts, counts up to 100,000, threads,
+/// churn, pauses, screenshots) runs to its end and ends where the core's replay does.
+/// `scripts/app-soak.sh` runs the long one.
+#[test]
+fn a_random_script_runs_to_the_end_the_core_computes() {
+    use entity_layouts::Action;
+    use entity_layouts::script::to_text;
+    use entity_layouts::soak::random_actions;
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    let dir = temp_dir("random");
+    let mut actions = Vec::new();
+    for (i, chunk) in random_actions(11, 40, 100_000).chunks(40).enumerate() {
+        actions.extend_from_slice(chunk);
+        actions.push(Action::Screenshot(dir.join(format!("random-{i}.png"))));
+    }
+    actions.push(Action::Exit);
+    let script = to_text(&actions);
+    let Some(run) = run_app(&dir, &script, LayoutKind::Soa, 20_000) else {
+        return;
+    };
+    assert_replays(&run, &script, LayoutKind::Soa, 20_000);
+    assert!(
+        dir.join("random-1.png").is_file(),
+        "the screenshots were written"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

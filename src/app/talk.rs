@@ -16,11 +16,14 @@ use entity_layouts::driver::APP_MAX_ENTITIES;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::{Action, LayoutKind};
 
-use super::UiState;
+use bevy::render::render_resource::Extent3d;
+use entity_layouts::values::WindowSize;
+
 use super::hud::Caption;
 use super::shots::{ShotTarget, Shots, export, take_screenshot};
 use super::sim::{Request, Sim, SimSet};
 use super::stats::FrameStats;
+use super::{Canvas, UiState};
 
 /// The key for each layout of `LayoutKind::ALL`, in order, and how the panel names it.
 pub const LAYOUT_KEYS: [(KeyCode, &str); 11] = [
@@ -168,6 +171,9 @@ fn dispatch(
     mut ui_state: ResMut<UiState>,
     mut shots: ResMut<Shots>,
     mut caption: ResMut<Caption>,
+    mut canvas: ResMut<Canvas>,
+    mut images: ResMut<Assets<Image>>,
+    mut windows: Query<&mut Window, With<PrimaryWindow>>,
     stats: Res<FrameStats>,
     target: Res<ShotTarget>,
 ) {
@@ -194,8 +200,41 @@ fn dispatch(
             }
             Action::Say(text) => caption.0 = text.clone(),
             Action::ShowPanel(show) => ui_state.panel_visible = *show,
+            Action::Resize(size) => {
+                resize_canvas(&target, &mut images, &mut windows, &mut canvas, *size);
+            }
             Action::Exit => begin_exit(&mut talk, &mut sim, &mut commands, &mut shots, &target, 0),
             _ => {}
+        }
+    }
+}
+
+/// Resizes the window, or in headless mode the offscreen image the camera draws into; the world
+/// is fitted to the new size on the next frame.
+fn resize_canvas(
+    target: &ShotTarget,
+    images: &mut Assets<Image>,
+    windows: &mut Query<&mut Window, With<PrimaryWindow>>,
+    canvas: &mut Canvas,
+    size: WindowSize,
+) {
+    match &target.0 {
+        Some(handle) => {
+            if let Some(mut image) = images.get_mut(handle) {
+                image.resize(Extent3d {
+                    width: size.width,
+                    height: size.height,
+                    depth_or_array_layers: 1,
+                });
+                canvas.physical_size = [size.width as f32, size.height as f32];
+            }
+        }
+        None => {
+            for mut window in windows.iter_mut() {
+                window
+                    .resolution
+                    .set_physical_resolution(size.width, size.height);
+            }
         }
     }
 }

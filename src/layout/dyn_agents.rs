@@ -13,7 +13,7 @@ use std::collections::TryReserveError;
 use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind, compaction_due, shrink_if_sparse};
-use crate::memory::{MemoryUse, glibc_malloc_chunk_bytes, release_to_os};
+use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{EntityState, mix, move_one, pack_point, regen_one};
@@ -153,7 +153,10 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
 
     fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
         self.ids.try_reserve(additional)?;
-        self.agents.try_reserve(additional)
+        self.agents.try_reserve(additional)?;
+        // The boxes come one by one later, and a failed `Box::new` aborts: ask for them now.
+        let chunk = glibc_malloc_chunk_bytes(size_of::<[S; 8]>()) as usize;
+        can_allocate(additional.saturating_mul(chunk))
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {

@@ -25,7 +25,7 @@ use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
 use crate::layout::{COMPACT_FROM, Layout, LayoutKind, shrink_if_sparse};
-use crate::memory::MemoryUse;
+use crate::memory::{MemoryUse, can_allocate};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
@@ -338,9 +338,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.entities.try_reserve(additional)?;
         // Bevy's tables grow infallibly; ask the allocator for their size up front so an
         // impossible request fails here, as an error, instead of aborting inside Bevy.
-        let bevy_bytes = additional.saturating_mul(bytes_per_entity::<S>());
-        let mut probe: Vec<u8> = Vec::new();
-        probe.try_reserve_exact(bevy_bytes)
+        can_allocate(additional.saturating_mul(bytes_per_entity::<S>()))
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
