@@ -16,7 +16,7 @@ use entity_layouts::values::{
     BenchCount, Churn, DotSize, EntityCount, Frames, UiScale, WindowSize,
 };
 use entity_layouts::verify::{Group, VerifyConfig, run_suite};
-use entity_layouts::{Dt, LayoutKind, Threads, threads};
+use entity_layouts::{Dt, LayoutKind, SpawnPattern, Threads, threads};
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +73,10 @@ struct AppArgs {
     dot_size: Option<DotSize>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// How entities are born: streams (the default, structure that motion reveals) or uniform
+    /// (the studies' pattern, which reads as TV static from 100k entities up).
+    #[arg(long, default_value = "streams")]
+    spawn: SpawnPattern,
     /// Window (or offscreen image) size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720")]
     size: WindowSize,
@@ -251,6 +255,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         ui_scale: args.ui_scale.0,
         dot_px: args.dot_size.map(|d| d.0),
         seed: args.seed,
+        spawn: args.spawn,
         size: [args.size.width, args.size.height],
         export_dir: args.export_dir,
     })

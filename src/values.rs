@@ -11,6 +11,7 @@ use crate::driver::{APP_MAX_ENTITIES, MAX_CHURN};
 use crate::layout::LayoutKind;
 use crate::swarm::MAX_ENTITIES;
 use crate::threads::Threads;
+use crate::workload::SpawnPattern;
 
 /// A value that was not accepted: what it was for, what was written, what would have been.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -102,6 +103,16 @@ impl FromStr for Threads {
             "all" => Ok(Threads::All),
             _ => Err(ValueError::new("threads", text, "1 or all")),
         }
+    }
+}
+
+impl FromStr for SpawnPattern {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        [SpawnPattern::Streams, SpawnPattern::Uniform]
+            .into_iter()
+            .find(|p| p.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| ValueError::new("spawn pattern", text, "streams or uniform"))
     }
 }
 

@@ -29,30 +29,7 @@ impl Plugin for HudPlugin {
 /// A dark backing for text over a bright swarm.
 const BACKING: Color32 = Color32::from_rgba_premultiplied(0, 0, 0, 185);
 
-/// Text sizes the app uses. Their glyphs are laid out once at start, so that the font atlas is
-/// complete before the first caption: a glyph added later can miss a frame or more of drawing
-/// (seen under lavapipe), which a screenshot then keeps.
-const TEXT_SIZES: [f32; 10] = [9.0, 10.0, 12.0, 12.5, 13.0, 14.0, 18.0, 26.0, 34.0, 40.0];
-
-fn warm_font_atlas(ctx: &egui::Context) {
-    let glyphs: String = (' '..='~').chain("·≈×■÷%≥≤→".chars()).collect();
-    let painter = ctx.layer_painter(egui::LayerId::background());
-    for size in TEXT_SIZES {
-        for font in [FontId::proportional(size), FontId::monospace(size)] {
-            painter.text(
-                pos2(-10_000.0, -10_000.0),
-                Align2::LEFT_TOP,
-                &glyphs,
-                font,
-                Color32::TRANSPARENT,
-            );
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
 fn overlays(
-    mut frames: Local<u32>,
     mut contexts: EguiContexts,
     sim: Res<Sim>,
     stats: Res<FrameStats>,
@@ -62,10 +39,6 @@ fn overlays(
     time: Res<Time<Real>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
-    if *frames < 3 {
-        *frames += 1;
-        warm_font_atlas(ctx);
-    }
     // The world rectangle, from physical pixels to egui points.
     let ppp = ctx.pixels_per_point();
     let [x, y, w, h] = view.viewport.map(|v| v / ppp);

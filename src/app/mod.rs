@@ -35,7 +35,7 @@ use entity_layouts::driver::Driver;
 use entity_layouts::memory::resident_bytes;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
-use entity_layouts::{Action, LayoutKind};
+use entity_layouts::{Action, LayoutKind, SpawnPattern};
 
 use hud::HudPlugin;
 use panel::PanelPlugin;
@@ -60,6 +60,7 @@ pub struct AppOptions {
     /// `None`: the dot size follows the count.
     pub dot_px: Option<f32>,
     pub seed: u64,
+    pub spawn: SpawnPattern,
     pub size: [u32; 2],
     pub export_dir: PathBuf,
 }
@@ -110,7 +111,7 @@ pub struct Canvas {
 }
 
 pub fn run(options: AppOptions) -> ExitCode {
-    let mut driver = Driver::new(options.layout, options.seed);
+    let mut driver = Driver::new(options.layout, options.seed).with_spawn_pattern(options.spawn);
     for action in [
         Action::Threads(options.threads),
         Action::Count(options.count),
