@@ -128,6 +128,8 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
     let mut last_progress = Instant::now();
     let mut previous_layout = driver.kind();
     let mut waiting = 0u64;
+    // The last actions, for a failure to say what led to it.
+    let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     while started.elapsed() < config.duration {
         if waiting == 0 {
             let (action, wait) = random_action(&mut rng, previous_layout, config.max_count);
@@ -137,6 +139,10 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
                 report.switches += 1;
                 previous_layout = driver.requested_layout();
             }
+            if recent.len() == 8 {
+                recent.pop_front();
+            }
+            recent.push_back(format!("{action} @{}", report.frames));
             let applied = driver.apply(&action);
             // The reference stays in SoA; everything else it does alike.
             let reference_applied = match action {
@@ -179,7 +185,16 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
                     reference.checksum()
                 ));
             }
+            let failures = report.memory_failures.len();
             check_memory(&mut driver, &mut reference, &mut report);
+            if report.memory_failures.len() > failures
+                && let Some(line) = report.memory_failures.last_mut()
+            {
+                line.push_str(&format!(
+                    "; after: {}",
+                    recent.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
         }
         if last_progress.elapsed() >= Duration::from_secs(5) {
             last_progress = Instant::now();

@@ -132,8 +132,12 @@ impl<S: Scalar> Swarm<S> {
     }
 
     /// Drops a pending switch and what it copied so far; the swarm stays in its current layout.
+    /// A shrink while the switch was pending could not rebuild or compact the current layout
+    /// (the switch was going to replace it): that happens now.
     pub fn cancel_switch(&mut self) {
-        self.switch = None;
+        if self.switch.take().is_some() {
+            self.release_memory();
+        }
     }
 
     /// Whether growing from `len` by `additional` entities in `kind` stays within `max_entities`
@@ -409,7 +413,7 @@ impl<S: Scalar> Swarm<S> {
     /// for the kind already pending changes nothing. On error (memory) nothing changes.
     pub fn begin_switch(&mut self, kind: LayoutKind) -> Result<(), SimError> {
         if kind == self.kind() {
-            self.switch = None;
+            self.cancel_switch();
             return Ok(());
         }
         if self.switch.as_ref().is_some_and(|s| s.to.kind() == kind) {

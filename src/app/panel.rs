@@ -231,6 +231,15 @@ fn controls(
                 .speed(0.01)
                 .prefix("UI ×"),
         );
+        if ui
+            .button("export")
+            .on_hover_text(
+                "screenshot, the last 10 s of frames and the scoreboard, into a new folder (E)",
+            )
+            .clicked()
+        {
+            want.push(Action::Export);
+        }
     });
 }
 
