@@ -167,6 +167,22 @@ impl<S: Scalar> Driver<S> {
         self.swarm.export()
     }
 
+    /// The run's last line, the same for the app and `replay`, so that their checksums compare:
+    /// `final: N entities, layout L[ (switch to K pending: C copied)], F frames simulated,
+    /// checksum X`.
+    pub fn final_line(&self) -> String {
+        let pending = self.switch_progress().map_or(String::new(), |p| {
+            format!(" (switch to {} pending: {} copied)", p.to, p.copied)
+        });
+        format!(
+            "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
+            self.len(),
+            self.kind(),
+            self.frame(),
+            self.checksum()
+        )
+    }
+
     /// Every entity's packed point into `out`, on the driver's thread setting.
     pub fn gather_points(&mut self, out: &mut Vec<u32>) {
         self.swarm.gather_points(out, self.threads);

@@ -334,17 +334,7 @@ fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -
     for (frame, action, e) in &run.refused {
         eprintln!("[frame {frame}] refused '{action}': {e}");
     }
-    let driver = &run.driver;
-    let pending = driver.switch_progress().map_or(String::new(), |p| {
-        format!(" (switch to {} pending: {} copied)", p.to, p.copied)
-    });
-    println!(
-        "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
-        driver.len(),
-        driver.kind(),
-        driver.frame(),
-        driver.checksum()
-    );
+    println!("{}", run.driver.final_line());
     ExitCode::SUCCESS
 }
 

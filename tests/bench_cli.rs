@@ -7,7 +7,8 @@ use std::process::{Command, Output};
 
 use entity_layouts::LayoutKind;
 use entity_layouts::bench::experiments;
-use entity_layouts::bench::record::{CSV_HEADER, Record};
+use entity_layouts::bench::output::read_results;
+use entity_layouts::bench::record::CSV_HEADER;
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
@@ -36,7 +37,8 @@ fn quick_bench_writes_every_experiment_and_layout() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     assert!(json["machine"]["cpu"].is_string() && json["method"].is_string());
-    let records: Vec<Record> = serde_json::from_value(json["records"].clone()).unwrap();
+    let run = read_results(&dir.join("results.json")).unwrap();
+    let records = run.records;
     // Crossings appear only where the quick sweep brackets one; every other experiment must.
     for e in experiments().iter().filter(|e| e.name() != "crossings") {
         assert!(
@@ -106,10 +108,7 @@ fn quick_bench_writes_every_experiment_and_layout() {
             .contains("16.67 ms budget")
     );
     // Where the machine says its cache sizes, the ns-per-entity plot marks them.
-    if json["machine"]["cache_bytes"]
-        .as_array()
-        .is_some_and(|c| !c.is_empty())
-    {
+    if run.machine.is_some_and(|m| !m.cache_bytes.is_empty()) {
         let svg = std::fs::read_to_string(dir.join("ns_per_entity_f32.svg")).unwrap();
         assert!(
             svg.contains("KiB ≈"),

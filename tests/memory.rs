@@ -5,7 +5,8 @@
 
 use std::process::Command;
 
-use entity_layouts::bench::record::{Query, Record};
+use entity_layouts::bench::output::read_results;
+use entity_layouts::bench::record::Query;
 use entity_layouts::{LayoutKind, Swarm};
 
 #[test]
@@ -52,9 +53,7 @@ fn resident_memory_after_1m_to_10k_is_near_a_fresh_process() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
-    let records: Vec<Record> = serde_json::from_value(json["records"].clone()).unwrap();
+    let records = read_results(&dir.join("results.json")).unwrap().records;
     for kind in LayoutKind::ALL {
         let name = kind.name();
         let rss = |how: &str| {

@@ -316,17 +316,7 @@ fn finish(
     for line in stats.summary_lines() {
         println!("  {line}");
     }
-    let driver = &sim.driver;
-    let pending = driver.switch_progress().map_or(String::new(), |p| {
-        format!(" (switch to {} pending: {} copied)", p.to, p.copied)
-    });
-    println!(
-        "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
-        driver.len(),
-        driver.kind(),
-        driver.frame(),
-        driver.checksum()
-    );
+    println!("{}", sim.driver.final_line());
     for path in &shots.failed {
         eprintln!("error: screenshot {} was not written", path.display());
     }

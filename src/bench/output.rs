@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use super::record::to_csv;
+use super::machine::Machine;
+use super::record::{Record, to_csv};
 use super::{BenchError, Report};
 
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BenchError> {
@@ -54,8 +55,15 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchErr
     Ok(written.into_iter().map(|(name, _)| name).collect())
 }
 
-/// Redraws the plots of an earlier run from its `results.json`, into the same folder.
-pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
+/// What a run's `results.json` holds that a reader needs back: the records, and the machine
+/// (`None` for runs from before it was written in full: they replot without the cache marks).
+pub struct SavedRun {
+    pub records: Vec<Record>,
+    pub machine: Option<Machine>,
+}
+
+/// Reads a run's `results.json` back.
+pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
     let unreadable = |reason: String| BenchError::Unwritable {
         path: json_path.display().to_string(),
         reason,
@@ -63,14 +71,20 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
     let text = std::fs::read_to_string(json_path).map_err(|e| unreadable(e.to_string()))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-    let records: Vec<super::record::Record> = serde_json::from_value(value["records"].clone())
+    let records = serde_json::from_value(value["records"].clone())
         .map_err(|e| unreadable(format!("not a results.json: {e}")))?;
-    // Runs from before the machine kept its cache sizes replot without the cache marks.
-    let machine: Option<super::machine::Machine> =
-        serde_json::from_value(value["machine"].clone()).ok();
+    Ok(SavedRun {
+        records,
+        machine: serde_json::from_value(value["machine"].clone()).ok(),
+    })
+}
+
+/// Redraws the plots of an earlier run from its `results.json`, into the same folder.
+pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
+    let run = read_results(json_path)?;
     let dir = json_path.parent().unwrap_or(Path::new("."));
     let mut written = Vec::new();
-    for (name, svg) in super::plot::plots(&records, machine.as_ref()) {
+    for (name, svg) in super::plot::plots(&run.records, run.machine.as_ref()) {
         write_atomically(&dir.join(&name), svg.as_bytes())?;
         written.push(name);
     }
