@@ -338,6 +338,20 @@ fn bad_options_exit_2_before_a_window_opens() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+    // No display to open a window on: a message and exit 2, not a panic.
+    let out = Command::new(bin)
+        .args(["--frames", "1", "--count", "10"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no display") && err.contains("--headless"),
+        "{err}"
+    );
     let dir = std::env::temp_dir().join(format!("entity-layouts-badscript-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("bad.script");

@@ -122,7 +122,7 @@ pub fn run(options: AppOptions) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    explain_missing_gpu();
+    explain_startup_failures();
     let signals = Signals::install();
     println!(
         "entity-layouts: {} entities in {}, seed {}; Ctrl-C ends the run with its summary",
@@ -271,8 +271,9 @@ fn measure_canvas(windows: Query<&Window, With<PrimaryWindow>>, mut canvas: ResM
     }
 }
 
-/// Bevy panics when no GPU adapter exists; say what is missing and what works without one.
-fn explain_missing_gpu() {
+/// Bevy panics when no GPU adapter or no display exists; say what is missing and what works
+/// without it, and exit with code 2 instead of a panic's 101.
+fn explain_startup_failures() {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let text = info
@@ -286,6 +287,14 @@ fn explain_missing_gpu() {
                 "error: no GPU adapter was found (Vulkan, Metal or DX12). Install your GPU's Vulkan driver, \
                  or Mesa's software Vulkan (Debian/Ubuntu: mesa-vulkan-drivers). \
                  The headless bench needs no GPU: cargo run --release -- bench"
+            );
+            std::process::exit(2);
+        }
+        if text.contains("Failed to build event loop") {
+            eprintln!(
+                "error: no display to open the window on ({text}). Run it from a desktop session, \
+                 under a virtual display (xvfb-run -a cargo run --release), or without a window: \
+                 --headless (needs a GPU adapter, renders offscreen)"
             );
             std::process::exit(2);
         }
