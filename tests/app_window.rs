@@ -567,6 +567,19 @@ fn failed_writes_are_messages_and_the_run_goes_on() {
         "{}",
         run.stderr
     );
+    // Both failures count toward the exit code, and the summary names them.
+    for failed in [
+        "/sys/entity-layouts-test.png",
+        "/sys/entity-layouts-exports/export-",
+    ] {
+        assert!(
+            run.stderr.lines().any(|l| l.starts_with("error: ")
+                && l.contains(failed)
+                && l.ends_with("was not written")),
+            "{failed}: {}",
+            run.stderr
+        );
+    }
     // The run went on past the failures, to the same end as the core's replay.
     assert_replays(&run, script, LayoutKind::Soa, 1000);
     assert!(

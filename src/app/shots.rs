@@ -27,7 +27,8 @@ pub struct Shots {
     deferred: Vec<PathBuf>,
     frames_since_ready: u64,
     retakes: u32,
-    /// Screenshots that could not be written: a scripted run's exit code says so.
+    /// Screenshots and export folders that could not be written: a scripted run's exit code
+    /// says so.
     pub failed: Vec<PathBuf>,
     /// Where exports go; each export is a new timestamped folder inside it.
     export_dir: PathBuf,
@@ -151,7 +152,8 @@ fn save_png(image: &Image, path: &Path) -> Result<(), String> {
 }
 
 /// Writes the export bundle into a new timestamped folder under the export folder; the
-/// screenshot lands a few frames later. Returns the folder, or why it could not be written.
+/// screenshot lands a few frames later. Returns the folder, or why it could not be written (the
+/// folder is then counted among the failed writes, which a scripted run's exit code reports).
 pub fn export(
     commands: &mut Commands,
     shots: &mut Shots,
@@ -160,6 +162,17 @@ pub fn export(
     stats: &FrameStats,
 ) -> Result<PathBuf, String> {
     let dir = shots.export_dir.join(format!("export-{}", timestamp()));
+    let written = write_export(&dir, sim, stats);
+    if written.is_err() {
+        shots.failed.push(dir.clone());
+        return written.map(|()| dir);
+    }
+    take_screenshot(commands, shots, sim, target, dir.join("screenshot.png"));
+    Ok(dir)
+}
+
+/// The export's files but the screenshot.
+fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let write = |name: &str, contents: String| {
         let path = dir.join(name);
@@ -169,9 +182,7 @@ pub fn export(
     let n = sim.driver.len();
     let rows = rows(stats, n);
     write("scoreboard.csv", scoreboard_csv(&rows, n, sim))?;
-    write("scoreboard.svg", svg(&rows, n))?;
-    take_screenshot(commands, shots, sim, target, dir.join("screenshot.png"));
-    Ok(dir)
+    write("scoreboard.svg", svg(&rows, n))
 }
 
 fn scoreboard_csv(rows: &[Row], n: usize, sim: &Sim) -> String {

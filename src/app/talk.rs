@@ -318,7 +318,7 @@ fn finish(
     }
     println!("{}", sim.driver.final_line());
     for path in &shots.failed {
-        eprintln!("error: screenshot {} was not written", path.display());
+        eprintln!("error: {} was not written", path.display());
     }
     if timed_out {
         eprintln!("error: {} screenshot(s) never arrived", shots.outstanding());
