@@ -173,7 +173,7 @@ pub fn export(
 
 /// The export's files but the screenshot.
 fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String> {
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let write = |name: &str, contents: String| {
         let path = dir.join(name);
         std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
