@@ -17,7 +17,7 @@ fn frame(c: &mut Criterion) {
         .sample_size(15)
         .measurement_time(Duration::from_secs(2));
     for n in [10_000usize, 1_000_000] {
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let mut swarm = Swarm::<f32>::with_count(kind, SEED, n).expect("fits in memory");
             group.bench_with_input(BenchmarkId::new(kind.name(), n), &n, |b, _| {
                 b.iter(|| {

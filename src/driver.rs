@@ -8,15 +8,27 @@ use std::time::{Duration, Instant};
 
 use crate::action::{Action, Outcome};
 use crate::error::SimError;
-use crate::layout::LayoutKind;
+use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
-use crate::swarm::{Snapshot, Swarm, SwitchProgress};
+use crate::swarm::{MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern};
 
-/// The app's entity slider tops out here; the driver refuses more with an error naming it.
+/// The app's entity slider tops out here for the CPU layouts; the driver refuses more with an
+/// error naming it.
 pub const APP_MAX_ENTITIES: usize = 10_000_000;
+
+/// The most entities the app offers in `kind`: [`APP_MAX_ENTITIES`] in CPU memory, and
+/// [`MAX_ENTITIES`] on the GPU, where the adapter's limits may lower it further (the swarm
+/// checks those and names them).
+pub fn app_max_entities(kind: LayoutKind) -> usize {
+    if kind.is_gpu() {
+        MAX_ENTITIES
+    } else {
+        APP_MAX_ENTITIES
+    }
+}
 /// The most spawns plus removals per frame the churn setting accepts.
 pub const MAX_CHURN: usize = 100_000;
 /// Entities spawned per frame while growing: about 100-200 ms of spawning on a slow laptop core
@@ -33,6 +45,9 @@ pub struct FrameReport {
     pub churn: Duration,
     pub switch: Duration,
     pub simulate: Duration,
+    /// The simulate time measured on the device, for the gpu layout (whose `simulate` above is
+    /// only the time to dispatch).
+    pub device: Option<DeviceTime>,
     /// Entities spawned toward the requested count.
     pub spawned: usize,
     /// Entities copied into the layout being switched to.
@@ -55,15 +70,18 @@ pub struct Driver<S: Scalar = f32> {
     frame: u64,
     grow_chunk: usize,
     switch_chunk: usize,
+    /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
+    /// layout's app maximum.
+    ceiling: Option<usize>,
 }
 
 impl<S: Scalar> Driver<S> {
-    /// A driver as the app runs it: empty, capped at [`APP_MAX_ENTITIES`], growing and switching
-    /// [`GROW_CHUNK`] and [`SWITCH_CHUNK`] entities a frame.
-    pub fn new(kind: LayoutKind, seed: u64) -> Self {
-        let mut swarm = Swarm::new(kind, seed);
-        swarm.set_max_entities(APP_MAX_ENTITIES);
-        Self {
+    /// A driver as the app runs it: empty, capped at [`app_max_entities`] of the layout, growing
+    /// and switching [`GROW_CHUNK`] and [`SWITCH_CHUNK`] entities a frame. Fails only for a
+    /// layout this machine cannot run (the gpu layout without a GPU adapter).
+    pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
+        let swarm = Swarm::new(kind, seed)?;
+        Ok(Self {
             swarm,
             target: 0,
             threads: Threads::One,
@@ -73,7 +91,8 @@ impl<S: Scalar> Driver<S> {
             frame: 0,
             grow_chunk: GROW_CHUNK,
             switch_chunk: SWITCH_CHUNK,
-        }
+            ceiling: None,
+        })
     }
 
     /// Entities spawned and copied per frame while growing and switching (`usize::MAX`: all at
@@ -89,8 +108,10 @@ impl<S: Scalar> Driver<S> {
         self
     }
 
+    /// One ceiling for every layout (verify, soak and the bench go past the app's 10M).
     pub fn with_max_entities(mut self, max: usize) -> Self {
         self.swarm.set_max_entities(max);
+        self.ceiling = Some(max);
         self
     }
 
@@ -142,8 +163,22 @@ impl<S: Scalar> Driver<S> {
         self.paused
     }
 
-    pub fn max_entities(&self) -> usize {
-        self.swarm.max_entities()
+    /// The most entities `kind` takes in this driver: the layout's app maximum, or the ceiling
+    /// set with [`Self::with_max_entities`]; a GPU's limits may lower it further (the swarm
+    /// checks those when asked).
+    pub fn max_entities(&self, kind: LayoutKind) -> usize {
+        self.ceiling.unwrap_or_else(|| app_max_entities(kind))
+    }
+
+    /// The last simulate time measured on the device (gpu layout only).
+    pub fn device_time(&self) -> Option<DeviceTime> {
+        self.swarm.device_time()
+    }
+
+    /// The buffer the renderer draws as is, when the swarm lives on the GPU.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+        self.swarm.gpu_points()
     }
 
     /// Frames simulated or skipped so far.
@@ -238,6 +273,9 @@ impl<S: Scalar> Driver<S> {
     /// Asks for `n` entities: shrinking happens now, growing over the next frames. Refused, with
     /// the population untouched, when `n` is over the maximum or over what memory allows.
     fn set_count(&mut self, n: usize) -> Result<(), SimError> {
+        // Both while a switch is pending: the current layout holds the population until it lands.
+        self.check_layout_max(self.swarm.kind(), n)?;
+        self.check_layout_max(self.requested_layout(), n)?;
         self.swarm.check_fits(self.swarm.kind(), n)?;
         let len = self.swarm.len();
         if n < len {
@@ -271,6 +309,7 @@ impl<S: Scalar> Driver<S> {
         if kind == self.requested_layout() {
             return Ok(Outcome::Unchanged);
         }
+        self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
         let current = self.swarm.kind();
         self.swarm.begin_switch(kind)?;
         Ok(if kind == current {
@@ -283,6 +322,20 @@ impl<S: Scalar> Driver<S> {
                 entities: self.swarm.len(),
             }
         })
+    }
+
+    /// Refuses `n` entities in `kind` over its maximum (a 50M population on the GPU cannot move
+    /// into a CPU layout; the count has to come down first).
+    fn check_layout_max(&self, kind: LayoutKind, n: usize) -> Result<(), SimError> {
+        let max = self.max_entities(kind);
+        if n > max {
+            return Err(SimError::OverLayoutMax {
+                requested: n,
+                max,
+                layout: kind.name(),
+            });
+        }
+        Ok(())
     }
 
     /// Copies the next chunk of a pending switch; returns how many entities were copied.
@@ -343,6 +396,7 @@ impl<S: Scalar> Driver<S> {
         let t = Instant::now();
         self.simulate_step();
         report.simulate = t.elapsed();
+        report.device = self.swarm.device_time();
         report
     }
 }
@@ -352,7 +406,7 @@ mod tests {
     use super::*;
 
     fn driver(kind: LayoutKind, seed: u64) -> Driver {
-        Driver::new(kind, seed)
+        Driver::new(kind, seed).expect("a CPU layout")
     }
 
     #[test]

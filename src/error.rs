@@ -31,4 +31,33 @@ pub enum SimError {
 
     #[error("a snapshot of {found} entities holds {ids} ids; both must match")]
     BadSnapshot { found: usize, ids: usize },
+
+    #[error(
+        "{requested} entities is over the {layout} layout's maximum of {max}; accepted: 0 to {max} entities in {layout} (the gpu layout takes up to 100000000 where the GPU allows)"
+    )]
+    OverLayoutMax {
+        requested: usize,
+        max: usize,
+        layout: String,
+    },
+
+    #[error("the {layout} layout is not available: {reason}")]
+    LayoutUnavailable { layout: String, reason: String },
+
+    #[error(
+        "{requested} entities do not fit the {layout} layout on this GPU: {limit}; accepted: 0 to {max} entities"
+    )]
+    OverDeviceLimit {
+        requested: usize,
+        max: usize,
+        layout: String,
+        limit: String,
+    },
+
+    #[error("{requested} entities in the {layout} layout: {reason}; nothing was changed")]
+    DeviceOutOfMemory {
+        requested: usize,
+        layout: String,
+        reason: String,
+    },
 }

@@ -9,6 +9,7 @@
 //! - [`threads`]: one thread or all cores, through Bevy's task pool.
 //! - [`memory`]: bytes per entity, resident and available memory, handing memory back.
 //! - [`layout`]: the storages under test, one file each, one trait.
+//! - `gpu` (the `gpu` feature): the layout that lives on the GPU, its device and compute passes.
 //! - [`swarm`]: one population in one layout: resize, churn, step, switch, checksum.
 //! - [`action`] and [`driver`]: what a person can ask for, and THE frame (`Driver::frame_step`).
 //!
@@ -30,6 +31,8 @@ pub mod action;
 pub mod bench;
 pub mod driver;
 pub mod error;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod layout;
 pub mod memory;
 pub mod scalar;

@@ -198,7 +198,7 @@ pub fn replay(
     seed: u64,
     count: usize,
 ) -> Result<Replay, SimError> {
-    let mut driver = Driver::new(kind, seed);
+    let mut driver = Driver::new(kind, seed)?;
     driver.apply(&Action::Count(count))?;
     let mut refused = Vec::new();
     let mut runner = ScriptRunner::new(actions);
@@ -284,7 +284,7 @@ mod tests {
         let actions =
             parse("wait 3\nlayout ecs-table\nchurn 50\nwait 4\nthreads all\nwait 2").unwrap();
         let replayed = replay(actions, LayoutKind::Soa, 5, 2000).unwrap().driver;
-        let mut d: Driver = Driver::new(LayoutKind::Soa, 5);
+        let mut d: Driver = Driver::new(LayoutKind::Soa, 5).unwrap();
         d.apply(&Action::Count(2000)).unwrap();
         for _ in 0..3 {
             d.frame_step();

@@ -76,7 +76,7 @@ pub fn random_action(
             if rng.random_range(0..4u32) == 0 {
                 Action::Layout(driver_layout)
             } else {
-                Action::Layout(LayoutKind::ALL[rng.random_range(0..LayoutKind::ALL.len())])
+                Action::Layout(LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())])
             }
         }
         35..=59 => Action::Count(if rng.random_range(0..3u32) == 0 {
@@ -120,10 +120,11 @@ pub fn random_actions(seed: u64, len: usize, max_count: usize) -> Vec<Action> {
 pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakReport, SimError> {
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let new_driver =
-        |kind| Driver::<f32>::new(kind, config.seed).with_max_entities(config.max_count.max(1));
-    let mut driver = new_driver(LayoutKind::EcsTable);
-    let mut reference = new_driver(LayoutKind::Soa);
+    let new_driver = |kind| {
+        Driver::<f32>::new(kind, config.seed).map(|d| d.with_max_entities(config.max_count.max(1)))
+    };
+    let mut driver = new_driver(LayoutKind::EcsTable)?;
+    let mut reference = new_driver(LayoutKind::Soa)?;
     let mut report = SoakReport::default();
     let mut last_progress = Instant::now();
     let mut previous_layout = driver.kind();

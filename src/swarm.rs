@@ -10,7 +10,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::SimError;
-use crate::layout::{Layout, LayoutKind};
+use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError, capacity_limit};
 use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::Threads;
@@ -61,9 +61,10 @@ pub struct Swarm<S: Scalar> {
 }
 
 impl<S: Scalar> Swarm<S> {
-    pub fn new(kind: LayoutKind, seed: u64) -> Self {
-        Self {
-            layout: kind.create(),
+    /// An empty swarm, or why `kind` cannot be built here (the gpu layout without an adapter).
+    pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
+        Ok(Self {
+            layout: kind.create()?,
             switch: None,
             seed,
             pattern: SpawnPattern::default(),
@@ -73,12 +74,12 @@ impl<S: Scalar> Swarm<S> {
             spawn_buffer: Vec::new(),
             id_buffer: Vec::new(),
             freeing: Vec::new(),
-        }
+        })
     }
 
     /// A swarm of `n` entities, or the reason it cannot be built.
     pub fn with_count(kind: LayoutKind, seed: u64, n: usize) -> Result<Self, SimError> {
-        let mut swarm = Self::new(kind, seed);
+        let mut swarm = Self::new(kind, seed)?;
         swarm.resize(n)?;
         Ok(swarm)
     }
@@ -121,6 +122,17 @@ impl<S: Scalar> Swarm<S> {
         self.layout.memory()
     }
 
+    /// The last simulate time measured on the device, for the layout that simulates there.
+    pub fn device_time(&self) -> Option<DeviceTime> {
+        self.layout.device_time()
+    }
+
+    /// The buffer the renderer can draw as is, when the swarm lives on the GPU.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+        self.layout.gpu_points()
+    }
+
     /// The layout itself, for experiments that need more than the trait; `None` while a switch
     /// is pending, since the copy could not follow changes made behind the swarm's back (cancel
     /// it first with [`Self::cancel_switch`]).
@@ -155,6 +167,16 @@ impl<S: Scalar> Swarm<S> {
                 max: max_entities,
             });
         }
+        if let Some(limit) = capacity_limit(kind)
+            && requested > limit.max_entities
+        {
+            return Err(SimError::OverDeviceLimit {
+                requested,
+                max: limit.max_entities,
+                layout: kind.name(),
+                limit: limit.limit,
+            });
+        }
         let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
         // Reading /proc/meminfo costs microseconds; only a request big enough to matter pays it
         // (a per-frame churn of a few thousand entities does not).
@@ -176,7 +198,14 @@ impl<S: Scalar> Swarm<S> {
     ) -> Result<(), SimError> {
         let (kind, len) = (layout.kind(), layout.len());
         Self::fits(max_entities, kind, len, additional)?;
-        layout.try_reserve(additional).map_err(|_| {
+        layout.try_reserve(additional).map_err(|e| {
+            if let ReserveError::Device(reason) = e {
+                return SimError::DeviceOutOfMemory {
+                    requested: len + additional,
+                    layout: kind.name(),
+                    reason,
+                };
+            }
             let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
             // The allocator said no although the machine has the memory: a limit the OS does
             // not report as available memory (an address-space limit). What it grants is what
@@ -243,11 +272,11 @@ impl<S: Scalar> Swarm<S> {
         if let Some(switch) = self.switch.as_mut() {
             switch.to.release_unused();
         }
-        if self.switch.is_none() && self.layout.rebuild_releases_memory() {
-            self.switch = Some(PendingSwitch {
-                to: self.kind().create(),
-                copied: 0,
-            });
+        if self.switch.is_none()
+            && self.layout.rebuild_releases_memory()
+            && let Ok(to) = self.kind().create()
+        {
+            self.switch = Some(PendingSwitch { to, copied: 0 });
             self.finish_switch_if_copied();
         }
         release_to_os();
@@ -294,6 +323,13 @@ impl<S: Scalar> Swarm<S> {
         self.grow(k)?;
         let mut rng = ChaCha8Rng::seed_from_u64(mix(self.seed ^ mix(self.churn_round)));
         self.churn_round += 1;
+        if let Some(switch) = &self.switch {
+            // Each removal below the copied part reads the entity that fills the hole, always one
+            // of the last `k` (entities only ever move down); fetch those in one read.
+            let len = self.len();
+            self.layout
+                .prepare_reads(switch.copied.max(len.saturating_sub(k))..len);
+        }
         for _ in 0..k {
             let victim = rng.random_range(0..self.len());
             self.swap_remove(victim);
@@ -377,7 +413,7 @@ impl<S: Scalar> Swarm<S> {
     /// (the counter moves past the snapshot's ids), and dropping a pending switch. On error
     /// nothing changes.
     pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
-        let mut fresh = self.kind().create::<S>();
+        let mut fresh = self.kind().create::<S>()?;
         self.fill(fresh.as_mut(), snapshot)?;
         self.layout = fresh;
         self.switch = None;
@@ -420,7 +456,7 @@ impl<S: Scalar> Swarm<S> {
             return Ok(());
         }
         self.wait_for_frees();
-        let mut to = kind.create::<S>();
+        let mut to = kind.create::<S>()?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
         self.switch = Some(PendingSwitch { to, copied: 0 });
         self.finish_switch_if_copied();

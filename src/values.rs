@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use crate::driver::{APP_MAX_ENTITIES, MAX_CHURN};
+use crate::driver::MAX_CHURN;
 use crate::layout::LayoutKind;
 use crate::swarm::MAX_ENTITIES;
 use crate::threads::Threads;
@@ -48,14 +48,16 @@ fn whole_number_in(what: &'static str, text: &str, min: u64, max: u64) -> Result
         .ok_or_else(|| ValueError::new(what, text, format!("a whole number from {min} to {max}")))
 }
 
-/// Entities in the app, its scripts and `soak`: 0 to [`APP_MAX_ENTITIES`].
+/// Entities in the app, its scripts and `soak`: 0 to [`MAX_ENTITIES`], the most any layout
+/// takes (the gpu layout); the driver then holds each layout to its own maximum
+/// ([`crate::driver::app_max_entities`], `APP_MAX_ENTITIES` for the CPU layouts) and names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntityCount(pub usize);
 
 impl FromStr for EntityCount {
     type Err = ValueError;
     fn from_str(text: &str) -> Result<Self, ValueError> {
-        whole_number_in("count", text, 0, APP_MAX_ENTITIES as u64).map(|n| Self(n as usize))
+        whole_number_in("count", text, 0, MAX_ENTITIES as u64).map(|n| Self(n as usize))
     }
 }
 

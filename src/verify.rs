@@ -63,7 +63,7 @@ impl Group {
 #[derive(Clone, Copy, Debug)]
 enum Switches {
     Never,
-    /// To the next layout of `LayoutKind::ALL` every this many frames, all entities at once.
+    /// To the next layout of `LayoutKind::CPU` every this many frames, all entities at once.
     AtOnce {
         every: usize,
     },
@@ -92,7 +92,7 @@ fn run_one<S: Scalar>(
         Switches::Spread { every, per_frame } => (Some(every), per_frame),
     };
     // The whole population is spawned on the first frame, before its churn and step.
-    let mut driver = Driver::<S>::new(kind, config.seed)
+    let mut driver = Driver::<S>::new(kind, config.seed)?
         .with_chunks(usize::MAX, per_frame)
         .with_dt(config.dt)
         .with_max_entities(MAX_ENTITIES);
@@ -108,11 +108,11 @@ fn run_one<S: Scalar>(
             && frame > 0
             && frame % every == 0
         {
-            let here = LayoutKind::ALL
+            let here = LayoutKind::CPU
                 .iter()
                 .position(|&k| k == driver.kind())
                 .unwrap_or(0);
-            let next = LayoutKind::ALL[(here + 1) % LayoutKind::ALL.len()];
+            let next = LayoutKind::CPU[(here + 1) % LayoutKind::CPU.len()];
             driver.apply(&Action::Layout(next))?;
         }
         if let Some(e) = driver.frame_step().error {
@@ -131,7 +131,7 @@ pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimErro
     let mut groups = Vec::new();
     for (group, churn) in [("no churn", 0), ("churn", churn)] {
         let mut runs = Vec::new();
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             for threads in Threads::BOTH {
                 runs.push(Run {
                     name: format!("{kind} threads={threads}"),
@@ -150,7 +150,7 @@ pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimErro
             ] {
                 runs.push(Run {
                     name: format!("switching every {every} frames {how}, threads={threads}"),
-                    checksum: run_one::<S>(config, LayoutKind::ALL[0], threads, churn, switches)?,
+                    checksum: run_one::<S>(config, LayoutKind::CPU[0], threads, churn, switches)?,
                 });
             }
         }

@@ -360,20 +360,18 @@ const fn mask(bits: u32) -> u32 {
     (1 << bits) - 1
 }
 
+/// Quantization steps per world unit (and per hp), as `f32`s rounded once here: the gather loops
+/// and the gpu layout's shader (a pipeline override) multiply by exactly these.
+pub const POINT_X_SCALE: f32 = (1u32 << POINT_X_BITS) as f32 / WORLD_WIDTH as f32;
+pub const POINT_Y_SCALE: f32 = (1u32 << POINT_Y_BITS) as f32 / WORLD_HEIGHT as f32;
+pub const POINT_HP_SCALE: f32 = (1u32 << POINT_HP_BITS) as f32 / POINT_HP_SPAN;
+
 #[inline(always)]
 pub fn pack_point<S: Scalar>(x: S, y: S, hp: S) -> u32 {
-    const X_STEPS: f32 = (1u32 << POINT_X_BITS) as f32;
-    const Y_STEPS: f32 = (1u32 << POINT_Y_BITS) as f32;
-    const HP_STEPS: f32 = (1u32 << POINT_HP_BITS) as f32;
-    quantize(
-        x.to_f32() * (X_STEPS / WORLD_WIDTH as f32),
-        mask(POINT_X_BITS),
-    ) | (quantize(
-        y.to_f32() * (Y_STEPS / WORLD_HEIGHT as f32),
-        mask(POINT_Y_BITS),
-    ) << POINT_X_BITS)
+    quantize(x.to_f32() * POINT_X_SCALE, mask(POINT_X_BITS))
+        | (quantize(y.to_f32() * POINT_Y_SCALE, mask(POINT_Y_BITS)) << POINT_X_BITS)
         | (quantize(
-            (hp.to_f32() - POINT_HP_MIN) * (HP_STEPS / POINT_HP_SPAN),
+            (hp.to_f32() - POINT_HP_MIN) * POINT_HP_SCALE,
             mask(POINT_HP_BITS),
         ) << (POINT_X_BITS + POINT_Y_BITS))
 }

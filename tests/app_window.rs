@@ -204,7 +204,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let mut script =
         String::from("# every layout at 100k, with churn and both thread settings\nchurn 500\n");
     let mut shots: Vec<PathBuf> = Vec::new();
-    for (i, kind) in LayoutKind::ALL.iter().enumerate() {
+    for (i, kind) in LayoutKind::CPU.iter().enumerate() {
         let shot = dir.join(format!("{kind}.png"));
         script.push_str(&format!(
             "layout {kind}\nthreads {}\nwait 3\nscreenshot {}\nwait 2\n",
@@ -216,7 +216,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     // Every layout once more on one thread (changing threads restarts the scoreboard), so that
     // the scoreboard, and the panel, are at their fullest; then the export bundle.
     script.push_str("threads 1\n");
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         script.push_str(&format!("layout {kind}\nwait 4\n"));
     }
     script.push_str("export\nwait 8\n");
@@ -253,7 +253,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         "{frames}"
     );
     let scoreboard = std::fs::read_to_string(bundle.join("scoreboard.csv")).unwrap();
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         assert!(
             scoreboard.contains(&format!("\n{},", kind.name())),
             "{kind} not in {scoreboard}"
@@ -276,20 +276,20 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         "{final_line}"
     );
     // Every switch of the tour landed (the stdout log says so), the last one is still pending.
-    let last = LayoutKind::ALL[LayoutKind::ALL.len() - 1];
+    let last = LayoutKind::CPU[LayoutKind::CPU.len() - 1];
     assert!(
         final_line.contains(&format!(
             "layout {last} (switch to soa pending: 250000 copied), "
         )),
         "{final_line}"
     );
-    for kind in &LayoutKind::ALL {
+    for kind in &LayoutKind::CPU {
         assert!(
             stdout.contains(&format!("switched to {}", kind.label())),
             "no switch to {kind} in:\n{stdout}"
         );
     }
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         assert!(
             stdout.contains(&format!("  {}", kind.name())),
             "no summary row for {kind}:\n{stdout}"

@@ -7,7 +7,7 @@ use entity_layouts::{Dt, LayoutKind, SimError, Swarm};
 
 #[test]
 fn a_count_over_the_maximum_is_refused_and_nothing_is_lost() {
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let mut swarm = Swarm::<f32>::with_count(kind, 1, 500).unwrap();
         swarm.set_max_entities(1000);
         let before = swarm.export();
@@ -33,7 +33,7 @@ fn a_count_over_the_maximum_is_refused_and_nothing_is_lost() {
 fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
     // Far more than any machine has, far below the address-space limit.
     let huge = 1usize << 46;
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let mut swarm = Swarm::<f64>::with_count(kind, 1, 100).unwrap();
         swarm.set_max_entities(usize::MAX);
         let before = swarm.checksum();
@@ -51,7 +51,7 @@ fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
 
 #[test]
 fn every_layout_reports_a_failed_reservation() {
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let mut layout = kind.create::<f32>();
         assert!(layout.try_reserve(usize::MAX / 4).is_err(), "{kind}");
         assert_eq!(layout.len(), 0);
@@ -89,7 +89,7 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         assert!(text.contains(&format!("{kind} threads=all")), "{text}");
     }
     let checksums = text
@@ -98,7 +98,7 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
         .count();
     // Per group: every layout on 1 and all threads, and switching at once and spread, on both.
-    assert_eq!(checksums, 4 * (2 * LayoutKind::ALL.len() + 4), "{text}");
+    assert_eq!(checksums, 4 * (2 * LayoutKind::CPU.len() + 4), "{text}");
     assert!(text.contains("spread over frames, threads=all"), "{text}");
     assert_eq!(text.matches("bit-identical").count(), 4);
 }

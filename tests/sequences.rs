@@ -32,7 +32,7 @@ fn random_ops(seed: u64, len: usize) -> Vec<Op> {
             0 => Op::Resize(rng.random_range(0..3000)),
             1 => Op::Churn(rng.random_range(0..400)),
             2 => Op::Step(Threads::BOTH[rng.random_range(0..2)]),
-            3 => Op::Switch(LayoutKind::ALL[rng.random_range(0..LayoutKind::ALL.len())]),
+            3 => Op::Switch(LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())]),
             _ => Op::SwitchStep(rng.random_range(0..1200)),
         })
         .collect()
@@ -60,12 +60,12 @@ fn every_layout_follows_random_sequences_exactly() {
     let mut completed_spread_switches = 0;
     for seed in 0..8 {
         let ops = random_ops(seed, 60);
-        let mut reference = Swarm::<f32>::new(LayoutKind::Soa, seed);
-        let mut switching = Swarm::<f32>::new(LayoutKind::EcsTable, seed);
-        let mut spreading = Swarm::<f32>::new(LayoutKind::Boxed, seed);
-        let mut fixed: Vec<Swarm<f32>> = LayoutKind::ALL
+        let mut reference = Swarm::<f32>::new(LayoutKind::Soa, seed).unwrap();
+        let mut switching = Swarm::<f32>::new(LayoutKind::EcsTable, seed).unwrap();
+        let mut spreading = Swarm::<f32>::new(LayoutKind::Boxed, seed).unwrap();
+        let mut fixed: Vec<Swarm<f32>> = LayoutKind::CPU
             .into_iter()
-            .map(|k| Swarm::new(k, seed))
+            .map(|k| Swarm::new(k, seed).unwrap())
             .collect();
         for (step, &op) in ops.iter().enumerate() {
             apply(&mut reference, op, Switching::Never);
@@ -127,7 +127,7 @@ fn every_layout_follows_random_sequences_exactly() {
 #[test]
 fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
     let dt = Dt::default();
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, 21, 5000).unwrap();
         let from = if kind == LayoutKind::Aos {
             LayoutKind::EcsSparse
@@ -178,14 +178,14 @@ fn switching_back_cancels_and_an_empty_swarm_switches_at_once() {
         (swarm.kind(), swarm.switch_progress()),
         (LayoutKind::Soa, None)
     );
-    let mut empty = Swarm::<f32>::new(LayoutKind::Soa, 2);
+    let mut empty = Swarm::<f32>::new(LayoutKind::Soa, 2).unwrap();
     empty.begin_switch(LayoutKind::EcsTable).unwrap();
     assert_eq!(empty.kind(), LayoutKind::EcsTable);
 }
 
 #[test]
 fn growing_appends_and_shrinking_drops_the_tail() {
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let mut swarm = Swarm::<f64>::with_count(kind, 5, 100).unwrap();
         let first = swarm.export();
         swarm.resize(250).unwrap();
@@ -214,7 +214,7 @@ fn switching_carries_every_entity_over_exactly() {
     let mut swarm = Swarm::<f32>::with_count(LayoutKind::BoxedShuffled, 11, 3333).unwrap();
     swarm.churn(500).unwrap();
     swarm.step(dt, Threads::All);
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let before = swarm.export();
         swarm.switch_to(kind).unwrap();
         assert_eq!(swarm.kind(), kind);

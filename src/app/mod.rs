@@ -31,7 +31,10 @@ use bevy::window::{ExitCondition, PresentMode, PrimaryWindow, WindowResolution};
 use bevy::winit::WinitPlugin;
 use bevy_egui::EguiPlugin;
 
+use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderQueue};
+use entity_layouts::SimError;
 use entity_layouts::driver::Driver;
+use entity_layouts::gpu::GpuContext;
 use entity_layouts::memory::resident_bytes;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
@@ -110,18 +113,38 @@ pub struct Canvas {
     pub physical_size: [f32; 2],
 }
 
-pub fn run(options: AppOptions) -> ExitCode {
-    let mut driver = Driver::new(options.layout, options.seed).with_spawn_pattern(options.spawn);
+/// The driver the command line asks for, or why not.
+fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
+    let mut driver = Driver::new(options.layout, options.seed)?.with_spawn_pattern(options.spawn);
     for action in [
         Action::Threads(options.threads),
         Action::Count(options.count),
         Action::Churn(options.churn),
     ] {
-        if let Err(e) = driver.apply(&action) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        driver.apply(&action)?;
     }
+    Ok(driver)
+}
+
+/// The options, kept until the renderer's device exists, when the gpu layout was asked for on
+/// the command line.
+#[derive(Resource)]
+struct StartOnGpu(AppOptions);
+
+pub fn run(options: AppOptions) -> ExitCode {
+    // A CPU layout is checked now, before a window opens; the gpu layout needs the renderer's
+    // device first (`share_render_device`).
+    let sim = if options.layout.is_gpu() {
+        Err(StartOnGpu(options.clone()))
+    } else {
+        match build_driver(&options) {
+            Ok(driver) => Ok(Sim::new(driver)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
     explain_startup_failures();
     let signals = Signals::install();
     println!(
@@ -196,13 +219,13 @@ pub fn run(options: AppOptions) -> ExitCode {
     .insert_resource(Canvas {
         physical_size: [width as f32, height as f32],
     })
-    .insert_resource(Sim::new(driver))
     .insert_resource(Talk::new(
         options.script.map(ScriptRunner::new),
         options.frames,
         options.screenshot,
     ))
     .insert_resource(ShotTarget(None))
+    .add_systems(PreStartup, share_render_device)
     .add_systems(
         Startup,
         move |commands: Commands, images: ResMut<Assets<Image>>, shots: ResMut<ShotTarget>| {
@@ -211,6 +234,10 @@ pub fn run(options: AppOptions) -> ExitCode {
     )
     .add_systems(First, (measure_canvas, read_resident_memory));
 
+    match sim {
+        Ok(sim) => app.insert_resource(sim),
+        Err(start) => app.insert_resource(start),
+    };
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(code) => ExitCode::from(code.get()),
@@ -256,6 +283,53 @@ fn spawn_camera(
         commands.spawn((Camera2d, Msaa::Off, RenderTarget::Image(handle.into())));
     } else {
         commands.spawn((Camera2d, Msaa::Off));
+    }
+}
+
+/// Hands the renderer's device to the gpu layout, so that the renderer draws the buffer the
+/// compute passes write; then builds the driver if the command line asked for the gpu layout.
+/// Without a device that can run it, the layout stays disabled in the selector with the reason,
+/// and `--layout gpu` ends the run with exit code 2 and the reason.
+#[allow(clippy::too_many_arguments)]
+fn share_render_device(
+    mut commands: Commands,
+    device: Option<Res<RenderDevice>>,
+    queue: Option<Res<RenderQueue>>,
+    info: Option<Res<RenderAdapterInfo>>,
+    adapter: Option<Res<RenderAdapter>>,
+    start: Option<Res<StartOnGpu>>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let context = match (device, queue, info, adapter) {
+        (Some(device), Some(queue), Some(info), Some(adapter)) => {
+            let queue: &entity_layouts::gpu::context::Queue = &queue.0;
+            GpuContext::new(
+                device.wgpu_device().clone(),
+                queue.clone(),
+                (*info.0).clone(),
+                adapter.0.get_downlevel_capabilities().flags,
+            )
+        }
+        _ => Err("the renderer has no GPU device".to_string()),
+    };
+    if let Err(e) = entity_layouts::gpu::context::install(context) {
+        warn!("gpu layout: {e}");
+    }
+    let Some(start) = start else {
+        return;
+    };
+    commands.remove_resource::<StartOnGpu>();
+    match build_driver(&start.0) {
+        Ok(driver) => commands.insert_resource(Sim::new(driver)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            // The app's systems need a simulation for the one frame before the exit lands.
+            let mut sim =
+                Sim::new(Driver::new(LayoutKind::Soa, start.0.seed).expect("SoA needs no device"));
+            sim.frozen = true;
+            commands.insert_resource(sim);
+            exit.write(AppExit::from_code(2));
+        }
     }
 }
 

@@ -108,7 +108,7 @@ impl Experiment for Bandwidth {
         let mut header = vec!["layout".to_string()];
         header.extend(counts.iter().map(|n| format!("{} entities", fmt_count(*n))));
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .map(|kind| {
                 let mut row = vec![format!("`{kind}`")];

@@ -34,7 +34,7 @@ impl Experiment for Churn {
         }
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
         let mut out = Vec::new();
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
             let mut failed = None;
             let stats = measure(&cfg.method, || {
@@ -59,7 +59,7 @@ impl Experiment for Churn {
             .layout("soa")
             .find(mine)
             .map(|r| r.p50);
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
                 let ms = Query::metric("churn_ms").layout(&kind.name()).find(mine)?;

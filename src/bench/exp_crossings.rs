@@ -72,7 +72,7 @@ impl Experiment for Crossings {
         if let Some((lo, hi)) = bracket(&counts, saving) {
             cells.push(format!("saving:{lo}:{hi}"));
         }
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let over = |n| Some(ms(prior, &kind.name(), n)? - BUDGET_MS);
             if let Some((lo, hi)) = bracket(&counts, over) {
                 cells.push(format!("budget:{kind}:{lo}:{hi}"));
@@ -140,7 +140,7 @@ impl Experiment for Crossings {
             }),
             fmt_count(studies::JS_SAVING_1MS_AT as u64),
         ]];
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let found = Query::metric("breaks_budget_at")
                 .layout(&kind.name())
                 .scalar("f64")

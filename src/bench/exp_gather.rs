@@ -31,7 +31,7 @@ impl Experiment for Gather {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
         let mut points = Vec::new();
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
             for threads in Threads::BOTH {
                 let stats = measure(&cfg.method, || swarm.gather_points(&mut points, threads));
@@ -44,7 +44,7 @@ impl Experiment for Gather {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .map(|kind| {
                 let mut row = vec![format!("`{kind}`")];

@@ -44,7 +44,7 @@ impl Experiment for Grow {
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let kind = cell.parse::<LayoutKind>()?;
         let n = target(cfg);
-        let mut driver: Driver = Driver::new(kind, SEED);
+        let mut driver: Driver = Driver::new(kind, SEED)?;
         let t = Instant::now();
         driver.apply(&Action::Count(n))?;
         let request_ms = ms_since(t);

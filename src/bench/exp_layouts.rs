@@ -44,7 +44,7 @@ pub fn frame_stats<S: Scalar>(
 
 fn sweep<S: Scalar>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
     let mut out = Vec::new();
-    for kind in LayoutKind::ALL {
+    for kind in LayoutKind::CPU {
         let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
         out.push(Record::new(NAME, kind.name(), S::NAME, n).with("frame_ms", "ms", stats));
     }
@@ -86,7 +86,7 @@ impl Experiment for Layouts {
             let mut header = vec!["layout".to_string()];
             header.extend(counts.iter().map(|&n| fmt_count(n)));
             let header: Vec<&str> = header.iter().map(String::as_str).collect();
-            let rows: Vec<Vec<String>> = LayoutKind::ALL
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
                 .iter()
                 .map(|kind| {
                     let mut row = vec![format!("{} (`{}`)", kind.label(), kind.name())];
@@ -112,7 +112,7 @@ impl Experiment for Layouts {
             md.push_str(&format!(
                 "\n{scalar}: entities per ms (p50) and speedup against `boxed` (Vec<Box<Entity>>)\n\n"
             ));
-            let rows: Vec<Vec<String>> = LayoutKind::ALL
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
                 .iter()
                 .map(|kind| {
                     let mut row = vec![format!("`{}`", kind.name())];

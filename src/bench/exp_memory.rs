@@ -32,7 +32,7 @@ impl Experiment for Memory {
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
-            for kind in LayoutKind::ALL {
+            for kind in LayoutKind::CPU {
                 cells.push(format!("{kind}:{n}"));
             }
         }
@@ -65,7 +65,7 @@ impl Experiment for Memory {
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let mut md = String::new();
         for n in counts(cfg) {
-            let rows: Vec<Vec<String>> = LayoutKind::ALL
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
                 .iter()
                 .map(|kind| {
                     let get = |metric: &str| {

@@ -43,7 +43,7 @@ impl Experiment for Shrink {
     }
 
     fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        LayoutKind::ALL
+        LayoutKind::CPU
             .into_iter()
             .flat_map(|kind| [format!("fresh:{kind}"), format!("shrunk:{kind}")])
             .collect()
@@ -54,7 +54,7 @@ impl Experiment for Shrink {
         let expected = "fresh:<layout> or shrunk:<layout>";
         let [how, layout] = cell.parts(expected)?;
         let kind = layout.parse::<LayoutKind>()?;
-        let mut driver: Driver = Driver::new(kind, SEED);
+        let mut driver: Driver = Driver::new(kind, SEED)?;
         match how {
             "fresh" => {}
             "shrunk" => {
@@ -76,7 +76,7 @@ impl Experiment for Shrink {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
                 let name = kind.name();

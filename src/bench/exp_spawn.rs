@@ -39,9 +39,9 @@ impl Experiment for Spawn {
         let method = cfg.method.per_round();
         let dt = Dt::default();
         let mut out = Vec::new();
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             let mut swarms = [SpawnPattern::Uniform, SpawnPattern::Streams].map(|pattern| {
-                let mut swarm = Swarm::<f32>::new(kind, SEED);
+                let mut swarm = Swarm::<f32>::new(kind, SEED)?;
                 swarm.set_spawn_pattern(pattern);
                 swarm.resize(n).map(|()| swarm)
             });
@@ -70,7 +70,7 @@ impl Experiment for Spawn {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
                 let name = kind.name();

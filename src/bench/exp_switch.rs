@@ -39,7 +39,7 @@ fn pair_name(from: LayoutKind, to: LayoutKind) -> String {
 /// A driver with `n` entities in `from`, grown in one frame, copying `switch_chunk` entities a
 /// frame when it switches.
 fn driver(from: LayoutKind, n: usize, switch_chunk: usize) -> Result<Driver, BenchError> {
-    let mut driver = Driver::new(from, SEED).with_chunks(usize::MAX, switch_chunk);
+    let mut driver = Driver::new(from, SEED)?.with_chunks(usize::MAX, switch_chunk);
     driver.apply(&Action::Count(n))?;
     driver.frame_step();
     driver.wait_for_frees();

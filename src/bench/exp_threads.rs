@@ -29,7 +29,7 @@ impl Experiment for ThreadScaling {
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
-        for kind in LayoutKind::ALL {
+        for kind in LayoutKind::CPU {
             for threads in Threads::BOTH {
                 let stats = frame_stats::<f32>(kind, n, threads, &cfg.method)?;
                 out.push(
@@ -43,7 +43,7 @@ impl Experiment for ThreadScaling {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let rows: Vec<Vec<String>> = LayoutKind::ALL
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
                 let one = Query::metric("frame_ms")

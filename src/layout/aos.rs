@@ -4,10 +4,9 @@
 //! reads two fields of eight and wins when it reads most of them. Reproduces the JS study's
 //! interleaved `Float64Array(n * 8)` ("AoS") column.
 
-use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind, shrink_if_sparse};
+use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -28,9 +27,9 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         self.entities.len()
     }
 
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
-        self.entities.try_reserve(additional)
+        Ok(self.entities.try_reserve(additional)?)
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {

@@ -10,13 +10,12 @@
 //!   every entity's data stay the same), so each visit lands at a random address, as after a few
 //!   thousand spawns and despawns. The JS study's "shuffled" column.
 
-use std::collections::TryReserveError;
 use std::ops::Range;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::layout::{Layout, LayoutKind, compaction_due, shrink_if_sparse};
+use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -72,12 +71,12 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         self.boxes.len()
     }
 
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
         self.boxes.try_reserve(additional)?;
         // The boxes come one by one later, and a failed `Box::new` aborts: ask for them now.
         let chunk = glibc_malloc_chunk_bytes(size_of::<EntityState<S>>()) as usize;
-        can_allocate(additional.saturating_mul(chunk))
+        Ok(can_allocate(additional.saturating_mul(chunk))?)
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {

@@ -9,10 +9,9 @@
 //! puts twelve targets on the call site in an order the branch predictor cannot learn. Every kind
 //! runs the same `move_one` / `regen_one`, so results are identical.
 
-use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind, compaction_due, shrink_if_sparse};
+use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -115,7 +114,7 @@ pub struct DynAgents<S> {
 }
 
 impl<S: Scalar> DynAgents<S> {
-    /// `kinds` must be one of [`crate::layout::DYN_KINDS`]; `LayoutKind::ALL` lists them.
+    /// `kinds` must be one of [`crate::layout::DYN_KINDS`]; `LayoutKind::CPU` lists them.
     pub fn new(kinds: u8) -> Self {
         assert!(
             (1..=12).contains(&kinds),
@@ -151,12 +150,12 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         self.agents.len()
     }
 
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
         self.agents.try_reserve(additional)?;
         // The boxes come one by one later, and a failed `Box::new` aborts: ask for them now.
         let chunk = glibc_malloc_chunk_bytes(size_of::<[S; 8]>()) as usize;
-        can_allocate(additional.saturating_mul(chunk))
+        Ok(can_allocate(additional.saturating_mul(chunk))?)
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {

@@ -15,7 +15,6 @@
 //!
 //! Reproduces the C++ article's "ECS (SoA)" row with a production ECS rather than a toy one.
 
-use std::collections::TryReserveError;
 use std::marker::PhantomData;
 use std::ops::Range;
 
@@ -24,7 +23,7 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
-use crate::layout::{Layout, LayoutKind, shrink_if_sparse};
+use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
 const REBUILD_FROM: usize = 16_384;
@@ -337,11 +336,13 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.entities.len()
     }
 
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.entities.try_reserve(additional)?;
         // Bevy's tables grow infallibly; ask the allocator for their size up front so an
         // impossible request fails here, as an error, instead of aborting inside Bevy.
-        can_allocate(additional.saturating_mul(bytes_per_entity::<S>()))
+        Ok(can_allocate(
+            additional.saturating_mul(bytes_per_entity::<S>()),
+        )?)
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {

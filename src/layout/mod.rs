@@ -16,6 +16,7 @@ mod soa;
 use std::collections::TryReserveError;
 use std::fmt;
 use std::ops::Range;
+use std::time::Duration;
 
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
@@ -26,6 +27,7 @@ pub use ecs::{
 };
 pub use soa::Soa;
 
+use crate::error::SimError;
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::Threads;
@@ -39,7 +41,7 @@ pub trait Layout<S: Scalar>: Send + Sync {
         self.len() == 0
     }
     /// Makes room for `additional` more entities or says why not, instead of aborting later.
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError>;
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError>;
     /// Appends entities in order; `ids` and `states` have the same length.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
     /// Removes the entity at logical index `index`; the last one takes its place.
@@ -72,7 +74,69 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
         self.for_each_entity_in(0..self.len(), visit);
     }
+    /// A hint: the entities at logical indices `range` are about to be read one at a time (a
+    /// churn during a switch out of this layout). A layout whose reads are round trips (the
+    /// gpu layout) fetches them in one go; the others ignore it.
+    fn prepare_reads(&self, _range: Range<usize>) {}
     fn memory(&self) -> MemoryUse;
+    /// The simulate time measured on the device, for a layout that simulates somewhere else than
+    /// the calling thread (the gpu layout); `None` for the CPU layouts, whose time is the wall
+    /// clock around `step_move` and `step_regen`.
+    fn device_time(&self) -> Option<DeviceTime> {
+        None
+    }
+    /// The buffer the renderer can draw as is, for a layout that lives on the GPU.
+    #[cfg(feature = "gpu")]
+    fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+        None
+    }
+}
+
+/// Why a layout could not make room: host memory (a `Vec` said no), or the device's.
+#[derive(Debug)]
+pub enum ReserveError {
+    Host(TryReserveError),
+    Device(String),
+}
+
+impl From<TryReserveError> for ReserveError {
+    fn from(e: TryReserveError) -> Self {
+        ReserveError::Host(e)
+    }
+}
+
+/// A simulate time measured on the device (GPU timestamp queries), or why there is none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeviceTime {
+    Measured(Duration),
+    /// Timestamps are on their way back (the first frames after a switch).
+    Waiting,
+    /// The adapter cannot measure it; reports say so rather than show a CPU time.
+    Unavailable(&'static str),
+}
+
+/// The most entities a layout kind can hold on this machine's device, and the limit that says
+/// so; `None` where only memory limits it.
+pub fn capacity_limit(kind: LayoutKind) -> Option<CapacityLimit> {
+    match kind {
+        #[cfg(feature = "gpu")]
+        LayoutKind::Gpu => crate::gpu::context::shared()
+            .ok()
+            .map(|ctx| ctx.capacity_limit()),
+        _ => None,
+    }
+}
+
+/// A device limit on a layout's population.
+#[cfg(feature = "gpu")]
+pub use crate::gpu::CapacityLimit;
+
+/// A device limit on a layout's population.
+#[cfg(not(feature = "gpu"))]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapacityLimit {
+    pub max_entities: usize,
+    pub limit: String,
 }
 
 /// Gives a `Vec`'s memory back once it is less than a quarter full: a population that shrank
@@ -112,14 +176,17 @@ pub enum LayoutKind {
     BoxedShuffled,
     /// `Vec<Box<dyn Agent>>` over this many concrete kinds (1, 2, 4 or 12).
     Dyn(u8),
+    /// GPU storage buffers, simulated by compute passes (f32 only; needs a GPU adapter).
+    Gpu,
 }
 
 /// The kind counts the dyn layout offers (the JS study's 1, 2, 4 and 12 shapes).
 pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
 
 impl LayoutKind {
-    /// Every layout and variant, in the order the panel and the reports list them.
-    pub const ALL: [LayoutKind; 11] = [
+    /// Every layout in CPU memory, in the order the panel and the reports list them: what the
+    /// CPU benches, the equivalence tests and `verify` (f32 and f64) run.
+    pub const CPU: [LayoutKind; 11] = [
         LayoutKind::EcsTable,
         LayoutKind::EcsSparse,
         LayoutKind::EcsContiguous,
@@ -133,6 +200,22 @@ impl LayoutKind {
         LayoutKind::Dyn(12),
     ];
 
+    /// Every layout a person can pick: the CPU ones, then the gpu layout.
+    pub const ALL: [LayoutKind; 12] = [
+        LayoutKind::EcsTable,
+        LayoutKind::EcsSparse,
+        LayoutKind::EcsContiguous,
+        LayoutKind::Soa,
+        LayoutKind::Aos,
+        LayoutKind::Boxed,
+        LayoutKind::BoxedShuffled,
+        LayoutKind::Dyn(1),
+        LayoutKind::Dyn(2),
+        LayoutKind::Dyn(4),
+        LayoutKind::Dyn(12),
+        LayoutKind::Gpu,
+    ];
+
     /// The name used on the command line and in CSV/JSON.
     pub fn name(self) -> String {
         match self {
@@ -144,6 +227,7 @@ impl LayoutKind {
             LayoutKind::Boxed => "boxed".into(),
             LayoutKind::BoxedShuffled => "boxed-shuffled".into(),
             LayoutKind::Dyn(k) => format!("dyn-{k}"),
+            LayoutKind::Gpu => "gpu".into(),
         }
     }
 
@@ -158,6 +242,7 @@ impl LayoutKind {
             LayoutKind::Boxed => "Vec<Box<Entity>>".into(),
             LayoutKind::BoxedShuffled => "Vec<Box<Entity>>, shuffled heap".into(),
             LayoutKind::Dyn(k) => format!("Vec<Box<dyn Agent>>, {k} kinds"),
+            LayoutKind::Gpu => "GPU storage buffers (compute)".into(),
         }
     }
 
@@ -181,14 +266,17 @@ impl LayoutKind {
                 // Pointer (16 for a fat `dyn` pointer) + the box's malloc chunk.
                 payload + 16 + boxed
             }
+            // Ids in host memory, plus the device's columns and points, which a software
+            // rasterizer (lavapipe) keeps in host memory too.
+            LayoutKind::Gpu => payload + 4,
         };
         // Vec doubling can leave up to half again unused while it grows.
         estimate * 2
     }
 
-    /// Builds an empty layout of this kind.
-    pub fn create<S: Scalar>(self) -> Box<dyn Layout<S>> {
-        match self {
+    /// Builds an empty layout of this kind, or says why this machine (or build) cannot.
+    pub fn create<S: Scalar>(self) -> Result<Box<dyn Layout<S>>, SimError> {
+        Ok(match self {
             LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
             LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
             LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
@@ -197,8 +285,44 @@ impl LayoutKind {
             LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
             LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),
             LayoutKind::Dyn(k) => Box::new(DynAgents::<S>::new(k)),
-        }
+            LayoutKind::Gpu => return gpu_layout::<S>(),
+        })
     }
+
+    /// Whether this is the layout that lives on the GPU.
+    pub fn is_gpu(self) -> bool {
+        self == LayoutKind::Gpu
+    }
+}
+
+/// The gpu layout is `Layout<f32>` only; for `S = f32` the downcast below is the identity, for
+/// `f64` it fails and the error says why.
+#[cfg(feature = "gpu")]
+fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
+    let unavailable = |reason: String| SimError::LayoutUnavailable {
+        layout: LayoutKind::Gpu.name(),
+        reason,
+    };
+    if size_of::<S>() != size_of::<f32>() {
+        return Err(unavailable(
+            "it is f32 only (WGSL has no portable f64); run it with f32".into(),
+        ));
+    }
+    let ctx = crate::gpu::context::shared().map_err(unavailable)?;
+    let layout: Box<dyn Layout<f32>> =
+        Box::new(crate::gpu::GpuLayout::new(ctx).map_err(unavailable)?);
+    let any: Box<dyn std::any::Any> = Box::new(layout);
+    any.downcast::<Box<dyn Layout<S>>>()
+        .map(|b| *b)
+        .map_err(|_| unavailable("it is f32 only".into()))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
+    Err(SimError::LayoutUnavailable {
+        layout: LayoutKind::Gpu.name(),
+        reason: "this build has no GPU support (built without the `gpu` feature)".into(),
+    })
 }
 
 impl fmt::Display for LayoutKind {

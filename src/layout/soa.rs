@@ -4,10 +4,9 @@
 //! study's 20-field reversal), and eight scattered reads to fetch one whole entity.
 //! Reproduces the studies' "SoA" / "ECS (SoA)" rows.
 
-use std::collections::TryReserveError;
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind, shrink_if_sparse};
+use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -63,7 +62,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         self.ids.len()
     }
 
-    fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
         for column in self.columns_mut() {
             column.try_reserve(additional)?;

@@ -1,0 +1,742 @@
+//! The gpu layout: the eight fields in eight GPU storage buffers (struct-of-arrays on the device),
+//! `move` and `regen` as compute passes that also write each entity's packed point into the
+//! buffer the renderer draws. Per frame the CPU only dispatches: nothing is gathered or uploaded.
+//!
+//! Ids stay on the CPU (they are never simulated); logical order is kept exactly as every other
+//! layout keeps it, with appends and swap-removes batched through a [`SlotMap`] and carried out
+//! by one flush. Reads (a switch out, a checksum) copy slots into a staging buffer and map it:
+//! `map_async`, then a wait for that one copy, a bounded chunk at a time.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::context::GpuContext;
+use super::kernels::{ARGS_BYTES, DispatchArgs};
+use super::slots::SlotMap;
+use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
+use crate::memory::MemoryUse;
+use crate::threads::Threads;
+use crate::workload::{EntityState, pack_point};
+
+const FIELDS: usize = 8;
+const F32: u64 = 4;
+/// Entities read back per staging buffer: 32 MiB of fields.
+const READ_CHUNK: usize = 1 << 20;
+/// Buffers start this big and never shrink below it (1 MiB per field).
+const MIN_CAPACITY: usize = 1 << 18;
+
+/// The buffer the renderer draws, and how many points in it are live.
+#[derive(Clone, Debug)]
+pub struct GpuPoints {
+    pub buffer: wgpu::Buffer,
+    pub len: usize,
+}
+
+/// One buffer per field plus the points, all `capacity` entities long.
+struct Columns {
+    fields: [wgpu::Buffer; FIELDS],
+    points: wgpu::Buffer,
+    capacity: usize,
+    /// Each pass's arguments, bound with the columns.
+    move_args: wgpu::Buffer,
+    regen_args: wgpu::Buffer,
+    move_group: wgpu::BindGroup,
+    regen_group: wgpu::BindGroup,
+}
+
+/// What reads and flushes change through `&self`.
+#[derive(Default)]
+struct Shared {
+    slots: SlotMap,
+    /// States of slots `start..start + states.len()`, read back since the last change.
+    cache: Option<(usize, Vec<EntityState<f32>>)>,
+    /// The move list and its scratch column, grown to the largest flush so far.
+    move_list: Option<(wgpu::Buffer, wgpu::Buffer, usize)>,
+}
+
+pub struct GpuLayout {
+    ctx: Arc<GpuContext>,
+    ids: Vec<u64>,
+    columns: Columns,
+    shared: Mutex<Shared>,
+    move_list_args: wgpu::Buffer,
+    timer: Option<Timer>,
+}
+
+impl GpuLayout {
+    pub fn new(ctx: Arc<GpuContext>) -> Result<Self, String> {
+        let columns = Columns::new(&ctx, MIN_CAPACITY)?;
+        Ok(Self {
+            move_list_args: args_buffer(&ctx.device, "move list"),
+            timer: ctx.timestamps.then(|| Timer::new(&ctx)),
+            ids: Vec::new(),
+            columns,
+            shared: Mutex::new(Shared::default()),
+            ctx,
+        })
+    }
+
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The renderer's buffer, every live entity's point written (a pending flush is done first).
+    pub fn points(&self) -> GpuPoints {
+        self.flush(&mut self.shared());
+        GpuPoints {
+            buffer: self.columns.points.clone(),
+            len: self.ids.len(),
+        }
+    }
+
+    /// Waits until the device has done everything submitted so far (benchmarks).
+    pub fn finish(&self) {
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+
+    fn shared(&self) -> MutexGuard<'_, Shared> {
+        // A panic while the lock was held left nothing half-changed that a reader could see
+        // (every change is made in one assignment), so a poisoned lock is still usable.
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes room for `needed` slots: bigger buffers, the written slots copied over.
+    fn grow_to(&mut self, needed: usize) -> Result<(), String> {
+        if needed <= self.columns.capacity {
+            return Ok(());
+        }
+        let limit = self.ctx.capacity_limit();
+        if needed > limit.max_entities {
+            return Err(format!(
+                "{needed} entities do not fit: {} (at most {})",
+                limit.limit, limit.max_entities
+            ));
+        }
+        let capacity = needed
+            .max(self.columns.capacity.saturating_mul(2))
+            .min(limit.max_entities);
+        let written = self.shared().slots.written();
+        self.replace_columns(capacity, written)
+    }
+
+    /// New buffers of `capacity`, slots `0..keep` copied into them.
+    fn replace_columns(&mut self, capacity: usize, keep: usize) -> Result<(), String> {
+        let fresh = Columns::new(&self.ctx, capacity)?;
+        let mut encoder = self.encoder("copy columns");
+        let bytes = keep as u64 * F32;
+        if bytes > 0 {
+            for (from, to) in self.columns.all().zip(fresh.all()) {
+                encoder.copy_buffer_to_buffer(from, 0, to, 0, bytes);
+            }
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        self.columns = fresh;
+        self.shared().cache = None;
+        Ok(())
+    }
+
+    fn encoder(&self, label: &str) -> wgpu::CommandEncoder {
+        self.ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    }
+
+    /// Carries out the appends and swap-removes since the last flush: every column gathers its
+    /// sources into scratch, then scatters them to their destinations.
+    fn flush(&self, shared: &mut Shared) {
+        if shared.slots.is_flat() {
+            shared.slots.take_moves(self.ids.len());
+            return;
+        }
+        let moves = shared.slots.take_moves(self.ids.len());
+        shared.cache = None;
+        if moves.is_empty() {
+            return;
+        }
+        let device = &self.ctx.device;
+        if shared.move_list.as_ref().is_none_or(|m| m.2 < moves.len()) {
+            let capacity = moves.len().next_power_of_two().max(1024);
+            let buffer = |label: &str, bytes: usize| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: (capacity * bytes) as u64,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            };
+            shared.move_list = Some((buffer("move_list", 8), buffer("scratch", 4), capacity));
+        }
+        let Some((list, scratch, _)) = &shared.move_list else {
+            return;
+        };
+        self.ctx
+            .queue
+            .write_buffer(list, 0, bytemuck::cast_slice(&moves));
+        let (args, [gx, gy]) = DispatchArgs::new(moves.len(), 0.0);
+        self.ctx
+            .queue
+            .write_buffer(&self.move_list_args, 0, bytemuck::bytes_of(&args));
+        let groups: Vec<wgpu::BindGroup> = self
+            .columns
+            .all()
+            .map(|column| {
+                bind_group(
+                    device,
+                    &self.ctx.kernels.move_list_layout,
+                    &[
+                        (20, &self.move_list_args),
+                        (21, column),
+                        (22, list),
+                        (23, scratch),
+                    ],
+                )
+            })
+            .collect();
+        let mut encoder = self.encoder("flush");
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("flush"),
+                timestamp_writes: None,
+            });
+            for group in &groups {
+                pass.set_bind_group(0, group, &[]);
+                pass.set_pipeline(&self.ctx.kernels.gather_pipeline);
+                pass.dispatch_workgroups(gx, gy, 1);
+                pass.set_pipeline(&self.ctx.kernels.scatter_pipeline);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    /// The states in slots `slots`, copied to a staging buffer, mapped and read.
+    fn read_slots(&self, slots: Range<usize>) -> Vec<EntityState<f32>> {
+        let n = slots.len();
+        let mut states = vec![EntityState::default(); n];
+        if n == 0 {
+            return states;
+        }
+        let column_bytes = n as u64 * F32;
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("read back"),
+            size: column_bytes * FIELDS as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.encoder("read back");
+        for (f, field) in self.columns.fields.iter().enumerate() {
+            encoder.copy_buffer_to_buffer(
+                field,
+                slots.start as u64 * F32,
+                &staging,
+                f as u64 * column_bytes,
+                column_bytes,
+            );
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        map_and_wait(&self.ctx, &staging);
+        {
+            let bytes = staging.get_mapped_range(..);
+            let values: &[f32] = bytemuck::cast_slice(&bytes);
+            for (f, column) in values.chunks_exact(n).enumerate() {
+                for (state, &v) in states.iter_mut().zip(column) {
+                    match f {
+                        0 => state.x = v,
+                        1 => state.y = v,
+                        2 => state.vx = v,
+                        3 => state.vy = v,
+                        4 => state.hp = v,
+                        5 => state.energy = v,
+                        6 => state.regen = v,
+                        _ => state.armor = v,
+                    }
+                }
+            }
+        }
+        staging.unmap();
+        states
+    }
+
+    /// Submits one compute pass of `pipeline` over every entity, timed into queries `first` and
+    /// `first + 1` where the adapter has timestamps.
+    fn dispatch(
+        &self,
+        label: &str,
+        pipeline: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+        args_buffer: &wgpu::Buffer,
+        dt: f32,
+        first_query: u32,
+    ) -> wgpu::CommandEncoder {
+        let (args, [gx, gy]) = DispatchArgs::new(self.ids.len(), dt);
+        self.ctx
+            .queue
+            .write_buffer(args_buffer, 0, bytemuck::bytes_of(&args));
+        let mut encoder = self.encoder(label);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: self
+                    .timer
+                    .as_ref()
+                    .map(|t| wgpu::ComputePassTimestampWrites {
+                        query_set: &t.queries,
+                        beginning_of_pass_write_index: Some(first_query),
+                        end_of_pass_write_index: Some(first_query + 1),
+                    }),
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(gx, gy, 1);
+        }
+        encoder
+    }
+}
+
+impl Columns {
+    fn new(ctx: &GpuContext, capacity: usize) -> Result<Self, String> {
+        let device = &ctx.device;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffer = |label: &str, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: capacity as u64 * F32,
+                usage: usage
+                    | wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let names = ["x", "y", "vx", "vy", "hp", "energy", "regen", "armor"];
+        let fields = names.map(|name| buffer(name, wgpu::BufferUsages::empty()));
+        let points = buffer("points", wgpu::BufferUsages::VERTEX);
+        if let Some(error) = bevy_tasks::block_on(scope.pop()) {
+            return Err(format!(
+                "the GPU could not allocate {} MiB for {capacity} entities: {error}",
+                capacity as u64 * F32 * (FIELDS as u64 + 1) >> 20
+            ));
+        }
+        let k = &ctx.kernels;
+        let [x, y, vx, vy, hp, energy, regen, _] = &fields;
+        let (move_args, regen_args) = (args_buffer(device, "move"), args_buffer(device, "regen"));
+        let move_group = bind_group(
+            device,
+            &k.move_layout,
+            &[
+                (0, &move_args),
+                (1, x),
+                (2, y),
+                (3, vx),
+                (4, vy),
+                (5, hp),
+                (6, &points),
+            ],
+        );
+        let regen_group = bind_group(
+            device,
+            &k.regen_layout,
+            &[(10, &regen_args), (11, energy), (12, regen)],
+        );
+        Ok(Self {
+            fields,
+            points,
+            capacity,
+            move_args,
+            regen_args,
+            move_group,
+            regen_group,
+        })
+    }
+
+    /// Every column a flush moves: the fields and the points.
+    fn all(&self) -> impl Iterator<Item = &wgpu::Buffer> {
+        self.fields.iter().chain(std::iter::once(&self.points))
+    }
+}
+
+fn args_buffer(device: &wgpu::Device, label: &str) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: ARGS_BYTES,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+fn bind_group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[(u32, &wgpu::Buffer)],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .map(|(binding, buffer)| wgpu::BindGroupEntry {
+            binding: *binding,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout,
+        entries: &entries,
+    })
+}
+
+impl GpuLayout {
+    /// Writes `states` (and their points) into slots `first..`, through wgpu's staging memory.
+    fn write_states(&self, first: usize, states: &[EntityState<f32>]) {
+        let Some(size) = wgpu::BufferSize::new(states.len() as u64 * F32) else {
+            return;
+        };
+        let offset = first as u64 * F32;
+        let queue = &self.ctx.queue;
+        for (f, field) in self.columns.fields.iter().enumerate() {
+            if let Some(mut view) = queue.write_buffer_with(field, offset, size) {
+                let (words, _) = view.slice(..).into_chunks::<4>();
+                words.write_iter(states.iter().map(|s| s.to_array()[f].to_le_bytes()));
+            }
+        }
+        if let Some(mut view) = queue.write_buffer_with(&self.columns.points, offset, size) {
+            let (words, _) = view.slice(..).into_chunks::<4>();
+            words.write_iter(
+                states
+                    .iter()
+                    .map(|s| pack_point(s.x, s.y, s.hp).to_le_bytes()),
+            );
+        }
+    }
+}
+
+impl Layout<f32> for GpuLayout {
+    fn kind(&self) -> LayoutKind {
+        LayoutKind::Gpu
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
+        self.ids.try_reserve(additional)?;
+        self.flush(&mut self.shared());
+        self.grow_to(self.ids.len().saturating_add(additional))
+            .map_err(ReserveError::Device)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<f32>]) {
+        let (len, n) = (self.ids.len(), states.len());
+        if self.shared().slots.written() + n > self.columns.capacity {
+            // Appends since the last flush took fresh slots; compacting frees them.
+            self.flush(&mut self.shared());
+        }
+        if let Err(e) = self.grow_to(len + n) {
+            // As `Vec::push` aborts when memory runs out: callers make room with `try_reserve`
+            // first (the swarm always does), so this is a broken promise, not bad input.
+            panic!("gpu layout: push beyond the room reserved: {e}");
+        }
+        let first = self.shared().slots.push(len, n);
+        self.write_states(first, states);
+        self.ids.extend_from_slice(ids);
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        let len = self.ids.len();
+        self.shared().slots.swap_remove(index, len);
+        self.ids.swap_remove(index);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.ids.truncate(len);
+        self.shared().slots.truncate(len);
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
+        crate::layout::shrink_if_sparse(&mut self.ids);
+        let len = self.ids.len();
+        if self.columns.capacity > MIN_CAPACITY && len < self.columns.capacity / 4 {
+            self.flush(&mut self.shared());
+            let capacity = (len * 2).max(MIN_CAPACITY);
+            // Keeping the big buffers is the fallback if the device cannot make small ones.
+            let _ = self.replace_columns(capacity, len);
+        }
+        let mut shared = self.shared();
+        if shared
+            .move_list
+            .as_ref()
+            .is_some_and(|m| m.2 > 4 * len.max(1024))
+        {
+            shared.move_list = None;
+        }
+    }
+
+    fn step_move(&mut self, dt: f32, _threads: Threads) {
+        let mut shared = self.shared();
+        self.flush(&mut shared);
+        shared.cache = None;
+        drop(shared);
+        if self.ids.is_empty() {
+            return;
+        }
+        let encoder = self.dispatch(
+            "move",
+            &self.ctx.kernels.move_pipeline,
+            &self.columns.move_group,
+            &self.columns.move_args,
+            dt,
+            0,
+        );
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    fn step_regen(&mut self, dt: f32, _threads: Threads) {
+        let mut shared = self.shared();
+        self.flush(&mut shared);
+        shared.cache = None;
+        drop(shared);
+        if self.ids.is_empty() {
+            return;
+        }
+        let mut encoder = self.dispatch(
+            "regen",
+            &self.ctx.kernels.regen_pipeline,
+            &self.columns.regen_group,
+            &self.columns.regen_args,
+            dt,
+            2,
+        );
+        let reading = self.timer.as_ref().and_then(|t| t.resolve(&mut encoder));
+        self.ctx.queue.submit([encoder.finish()]);
+        if let (Some(timer), Some(slot)) = (&self.timer, reading) {
+            timer.start_read(slot);
+        }
+        // Map callbacks (the timer's) run when the device is polled; this never waits.
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Reads the points back (tools and tests only: the renderer draws them where they are).
+    fn gather_points(&mut self, out: &mut [u32], _threads: Threads) {
+        self.flush(&mut self.shared());
+        let n = out.len().min(self.ids.len());
+        let mut done = 0;
+        while done < n {
+            let end = n.min(done + READ_CHUNK);
+            let words = read_buffer(&self.ctx, &self.columns.points, done..end);
+            out[done..end].copy_from_slice(&words);
+            done = end;
+        }
+    }
+
+    fn for_each_entity_in(
+        &self,
+        range: Range<usize>,
+        visit: &mut dyn FnMut(u64, &EntityState<f32>),
+    ) {
+        let mut shared = self.shared();
+        if let Some((start, states)) = &shared.cache {
+            let cached = |i: usize| {
+                let k = shared.slots.slot(i).checked_sub(*start)?;
+                states.get(k)
+            };
+            if let Some(found) = range.clone().map(cached).collect::<Option<Vec<_>>>() {
+                for (i, state) in range.zip(found) {
+                    visit(self.ids[i], state);
+                }
+                return;
+            }
+        }
+        self.flush(&mut shared);
+        drop(shared);
+        let mut i = range.start;
+        while i < range.end {
+            let end = range.end.min(i + READ_CHUNK);
+            for (k, state) in self.read_slots(i..end).iter().enumerate() {
+                visit(self.ids[i + k], state);
+            }
+            i = end;
+        }
+    }
+
+    /// Reads the slots of `range` in one go, so that the single-entity reads a churn makes during
+    /// a switch out of this layout (one per victim) cost no round trip each.
+    fn prepare_reads(&self, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        let mut shared = self.shared();
+        let (lo, hi) = range.clone().fold((usize::MAX, 0), |(lo, hi), i| {
+            let slot = shared.slots.slot(i);
+            (lo.min(slot), hi.max(slot + 1))
+        });
+        // A span far wider than the range means entities scattered by churn: flushing and
+        // reading them per chunk is then cheaper than reading everything in between.
+        if hi - lo > 4 * range.len() + READ_CHUNK {
+            return;
+        }
+        let states = self.read_slots(lo..hi);
+        shared.cache = Some((lo, states));
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let device_bytes = self.columns.capacity as u64 * F32 * (FIELDS as u64 + 1);
+        MemoryUse {
+            payload_bytes: self.ids.len() as u64 * (FIELDS as u64 * F32 + 8),
+            allocated_bytes: self.ids.capacity() as u64 * 8 + device_bytes,
+        }
+    }
+
+    fn device_time(&self) -> Option<DeviceTime> {
+        Some(match &self.timer {
+            None => DeviceTime::Unavailable("the GPU adapter has no timestamp queries"),
+            Some(timer) => timer.last(),
+        })
+    }
+
+    fn gpu_points(&self) -> Option<GpuPoints> {
+        Some(self.points())
+    }
+}
+
+/// `words` u32s of `buffer` (slots `range`), copied to a staging buffer, mapped and read.
+fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, range: Range<usize>) -> Vec<u32> {
+    let bytes = range.len() as u64 * F32;
+    if bytes == 0 {
+        return Vec::new();
+    }
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read back"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    encoder.copy_buffer_to_buffer(buffer, range.start as u64 * F32, &staging, 0, bytes);
+    ctx.queue.submit([encoder.finish()]);
+    map_and_wait(ctx, &staging);
+    let words = bytemuck::cast_slice(&staging.get_mapped_range(..)).to_vec();
+    staging.unmap();
+    words
+}
+
+/// Maps `staging` for reading and waits for the copies before it to land.
+fn map_and_wait(ctx: &GpuContext, staging: &wgpu::Buffer) {
+    let mapped = Arc::new(AtomicBool::new(false));
+    let flag = mapped.clone();
+    staging.map_async(wgpu::MapMode::Read, .., move |result| {
+        flag.store(result.is_ok(), Ordering::Release);
+    });
+    let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    if !mapped.load(Ordering::Acquire) {
+        // Only a lost device fails a map after a completed wait; nothing downstream can
+        // continue without the data.
+        panic!("the GPU device was lost while reading the gpu layout back");
+    }
+}
+
+/// The simulate time on the device: timestamps around the move and regen passes, resolved each
+/// frame into one of a few small buffers and read back when the device is done with it (a frame
+/// or two later), never waited for.
+struct Timer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    slots: Vec<TimerSlot>,
+    period_ns: f64,
+    last: Mutex<Option<Duration>>,
+}
+
+struct TimerSlot {
+    buffer: wgpu::Buffer,
+    /// 0: free, 1: copy submitted and mapping, 2: mapped, to be read.
+    state: Arc<std::sync::atomic::AtomicU8>,
+}
+
+const QUERIES: u32 = 4;
+const TIMER_SLOTS: usize = 3;
+
+impl Timer {
+    fn new(ctx: &GpuContext) -> Self {
+        let bytes = u64::from(QUERIES) * 8;
+        let buffer = |label: &str, usage| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            queries: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("simulate time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: QUERIES,
+            }),
+            resolve: buffer(
+                "timestamps",
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            slots: (0..TIMER_SLOTS)
+                .map(|_| TimerSlot {
+                    buffer: buffer(
+                        "timestamps read back",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    ),
+                    state: Default::default(),
+                })
+                .collect(),
+            period_ns: f64::from(ctx.queue.get_timestamp_period()),
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Reads what finished mapping, then resolves this frame's queries into a free slot (none
+    /// free: this frame goes unmeasured). Returns the slot to start mapping after the submit.
+    fn resolve(&self, encoder: &mut wgpu::CommandEncoder) -> Option<usize> {
+        for slot in &self.slots {
+            if slot.state.load(Ordering::Acquire) == 2 {
+                let ticks: Vec<u64> =
+                    bytemuck::cast_slice(&slot.buffer.get_mapped_range(..)).to_vec();
+                slot.buffer.unmap();
+                slot.state.store(0, Ordering::Release);
+                let span = |a: u64, b: u64| b.saturating_sub(a) as f64;
+                let ns = (span(ticks[0], ticks[1]) + span(ticks[2], ticks[3])) * self.period_ns;
+                *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Duration::from_nanos(ns as u64));
+            }
+        }
+        let free = self
+            .slots
+            .iter()
+            .position(|s| s.state.load(Ordering::Acquire) == 0)?;
+        encoder.resolve_query_set(&self.queries, 0..QUERIES, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(
+            &self.resolve,
+            0,
+            &self.slots[free].buffer,
+            0,
+            u64::from(QUERIES) * 8,
+        );
+        Some(free)
+    }
+
+    fn start_read(&self, index: usize) {
+        let slot = &self.slots[index];
+        slot.state.store(1, Ordering::Release);
+        let state = slot.state.clone();
+        slot.buffer
+            .map_async(wgpu::MapMode::Read, .., move |result| {
+                state.store(if result.is_ok() { 2 } else { 0 }, Ordering::Release);
+            });
+    }
+
+    fn last(&self) -> DeviceTime {
+        match *self.last.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(d) => DeviceTime::Measured(d),
+            None => DeviceTime::Waiting,
+        }
+    }
+}
