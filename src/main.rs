@@ -93,14 +93,23 @@ enum Command {
         /// Entities per run, 1 to 100,000,000.
         #[arg(long, default_value = "10000")]
         count: BenchCount,
-        /// Frames per run.
-        #[arg(long, default_value_t = 60)]
-        frames: usize,
+        /// Frames per run (default 60; 600 with --gpu).
+        #[arg(long)]
+        frames: Option<usize>,
         #[arg(long, default_value_t = 42)]
         seed: u64,
         /// Time step in seconds, in (0, 1].
         #[arg(long, default_value_t = 1.0 / 60.0, allow_negative_numbers = true)]
         dt: f64,
+        /// Compare the gpu layout, read back after the frames, with the CPU's SoA instead (f32;
+        /// needs a GPU adapter: exit code 2 and the reason without one).
+        #[arg(long)]
+        gpu: bool,
+        /// With --gpu: the largest difference, in units in the last place, that still passes.
+        /// 0 (bit-identical) is what lavapipe measures; a GPU that fuses `x + v*dt` into one FMA
+        /// differs by a few.
+        #[arg(long, default_value_t = 0)]
+        gpu_ulps: u32,
     },
     /// Run the studies' experiments headless and print their tables.
     Bench(BenchArgs),
@@ -178,7 +187,17 @@ fn main() -> ExitCode {
             frames,
             seed,
             dt,
-        } => verify(count.0, frames, seed, dt),
+            gpu: true,
+            gpu_ulps,
+        } => verify_gpu(count.0, frames.unwrap_or(600), seed, dt, gpu_ulps),
+        Command::Verify {
+            count,
+            frames,
+            seed,
+            dt,
+            gpu: false,
+            ..
+        } => verify(count.0, frames.unwrap_or(60), seed, dt),
         Command::Replay {
             script,
             layout,
@@ -316,6 +335,65 @@ fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {
         Err(e) => return usage_error(&e.to_string()),
     };
     report(&groups)
+}
+
+#[cfg(not(feature = "gpu"))]
+fn verify_gpu(_count: usize, _frames: usize, _seed: u64, _dt: f64, _bound: u32) -> ExitCode {
+    usage_error("this build has no GPU support (built without the `gpu` feature)")
+}
+
+#[cfg(feature = "gpu")]
+fn verify_gpu(count: usize, frames: usize, seed: u64, dt: f64, bound: u32) -> ExitCode {
+    let dt = match Dt::new(dt) {
+        Ok(dt) => dt,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let ctx = match entity_layouts::gpu::context::shared() {
+        Ok(ctx) => ctx,
+        Err(reason) => return usage_error(&format!("verify --gpu needs a GPU adapter: {reason}")),
+    };
+    println!(
+        "verify --gpu: {count} entities, {frames} frames, seed {seed}, dt {} s, against soa (f32)\nadapter: {}",
+        dt.seconds(),
+        ctx.describe()
+    );
+    let config = VerifyConfig {
+        count,
+        frames,
+        seed,
+        dt,
+        ..VerifyConfig::default()
+    };
+    let runs = match entity_layouts::verify::compare_gpu(&config) {
+        Ok(runs) => runs,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let mut failed = false;
+    for run in &runs {
+        let verdict = if !run.same_entities {
+            failed = true;
+            "DIFFERENT ENTITIES (ids or order)".to_string()
+        } else if run.max_ulps == 0 {
+            "bit-identical to soa".to_string()
+        } else {
+            failed |= run.max_ulps > bound;
+            format!(
+                "{} of {} entities differ, by at most {} ulps",
+                run.differing, run.entities, run.max_ulps
+            )
+        };
+        println!("  {:<48} {} entities: {verdict}", run.name, run.entities);
+    }
+    let worst = runs.iter().map(|r| r.max_ulps).max().unwrap_or(0);
+    if failed {
+        eprintln!(
+            "verify --gpu failed: largest difference {worst} ulps, over the bound of {bound} (--gpu-ulps), or entities differ"
+        );
+        ExitCode::FAILURE
+    } else {
+        println!("ok: largest difference {worst} ulps (bound {bound})");
+        ExitCode::SUCCESS
+    }
 }
 
 fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -> ExitCode {

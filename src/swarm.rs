@@ -122,6 +122,11 @@ impl<S: Scalar> Swarm<S> {
         self.layout.memory()
     }
 
+    /// Waits until the device has carried out everything submitted (benchmarks).
+    pub fn finish_device_work(&self) {
+        self.layout.finish_device_work();
+    }
+
     /// The last simulate time measured on the device, for the layout that simulates there.
     pub fn device_time(&self) -> Option<DeviceTime> {
         self.layout.device_time()

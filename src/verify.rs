@@ -180,4 +180,126 @@ mod tests {
         };
         assert_eq!(group.mismatches(), vec![&group.runs[2]]);
     }
+
+    #[test]
+    fn ulps_count_floats_between_and_coordinates_compare_across_the_edge() {
+        assert_eq!(ulps(1.0, 1.0), 0);
+        assert_eq!(ulps(1.0, f32::from_bits(1.0f32.to_bits() + 3)), 3);
+        assert_eq!(ulps(-0.0, 0.0), 0);
+        assert_eq!(ulps(f32::from_bits(1), -f32::from_bits(1)), 2);
+        let below_edge = 1600.0f32 - 1600.0f32 * f32::EPSILON;
+        assert!(coordinate_ulps(0.0, below_edge, 1600.0) <= 1);
+        assert!(coordinate_ulps(0.0, 800.0, 1600.0) > 1_000_000);
+    }
+}
+
+/// The gpu layout against the CPU's SoA: the same entities after the same frames, compared field
+/// by field after reading the GPU's state back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuComparison {
+    pub name: String,
+    pub frames: usize,
+    pub entities: usize,
+    /// Whether both hold the same ids in the same logical order.
+    pub same_entities: bool,
+    /// The largest difference in units in the last place over every field of every entity
+    /// (positions compared across the wrap: x = 0.0001 and x = 1599.9999 are neighbours).
+    pub max_ulps: u32,
+    /// Entities with at least one field that is not bit-identical.
+    pub differing: usize,
+}
+
+/// Units in the last place between two `f32`s (0: the same bits).
+pub fn ulps(a: f32, b: f32) -> u32 {
+    // Map the sign-magnitude bits onto a line where adjacent floats are adjacent integers.
+    let key = |v: f32| {
+        let bits = v.to_bits() as i32;
+        if bits < 0 { i32::MIN - bits } else { bits }
+    };
+    key(a).abs_diff(key(b))
+}
+
+/// `ulps`, except that a coordinate on either side of the world's edge compares across it.
+fn coordinate_ulps(a: f32, b: f32, extent: f32) -> u32 {
+    let direct = ulps(a, b);
+    if (a - b).abs() > extent / 2.0 {
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        return direct.min(ulps(lo + extent, hi));
+    }
+    direct
+}
+
+/// Runs SoA and the gpu layout side by side from one seed: one run straight on the GPU, one that
+/// switches CPU -> GPU -> CPU spread over frames; each with and without churn.
+#[cfg(feature = "gpu")]
+pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError> {
+    use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH};
+    let churn = (config.count / 10).clamp(1, MAX_CHURN);
+    let mut out = Vec::new();
+    for (how, churn) in [("no churn", 0), ("churn", churn)] {
+        for round_trip in [false, true] {
+            let start = if round_trip {
+                LayoutKind::Soa
+            } else {
+                LayoutKind::Gpu
+            };
+            let new = |kind| -> Result<Driver<f32>, SimError> {
+                let mut d = Driver::<f32>::new(kind, config.seed)?
+                    .with_chunks(usize::MAX, config.count / 3 + 1)
+                    .with_dt(config.dt)
+                    .with_max_entities(MAX_ENTITIES);
+                d.apply(&Action::Count(config.count))?;
+                d.apply(&Action::Churn(churn))?;
+                Ok(d)
+            };
+            let (mut gpu, mut reference) = (new(start)?, new(LayoutKind::Soa)?);
+            for frame in 0..config.frames {
+                if round_trip && frame == 1 {
+                    gpu.apply(&Action::Layout(LayoutKind::Gpu))?;
+                }
+                if round_trip && frame + 5 == config.frames {
+                    gpu.apply(&Action::Layout(LayoutKind::Soa))?;
+                }
+                for d in [&mut gpu, &mut reference] {
+                    if let Some(e) = d.frame_step().error {
+                        return Err(e);
+                    }
+                }
+            }
+            let (a, b) = (gpu.export(), reference.export());
+            let mut max_ulps = 0;
+            let mut differing = 0;
+            for (s, r) in a.states.iter().zip(&b.states) {
+                let worst = [
+                    coordinate_ulps(s.x, r.x, WORLD_WIDTH as f32),
+                    coordinate_ulps(s.y, r.y, WORLD_HEIGHT as f32),
+                    ulps(s.vx, r.vx),
+                    ulps(s.vy, r.vy),
+                    ulps(s.hp, r.hp),
+                    ulps(s.energy, r.energy),
+                    ulps(s.regen, r.regen),
+                    ulps(s.armor, r.armor),
+                ]
+                .into_iter()
+                .max()
+                .unwrap_or(0);
+                max_ulps = max_ulps.max(worst);
+                differing += usize::from(worst > 0);
+            }
+            let path = if round_trip {
+                "soa -> gpu -> soa, spread over frames"
+            } else {
+                "gpu throughout"
+            };
+            out.push(GpuComparison {
+                name: format!("{path}, {how}"),
+                frames: config.frames,
+                entities: a.ids.len(),
+                same_entities: a.ids == b.ids,
+                max_ulps,
+                differing,
+            });
+        }
+    }
+    Ok(out)
 }

@@ -666,3 +666,28 @@ fn a_random_script_runs_to_the_end_the_core_computes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The app started on the gpu layout (the renderer's own device, its buffer drawn as is) runs,
+/// ends in the state a windowless replay reaches, and a count past the adapter's limit is exit
+/// code 2 with the limit named, before anything is simulated.
+#[test]
+fn the_app_runs_on_the_gpu_layout_and_refuses_past_the_adapter_limit() {
+    if !have("xvfb-run") {
+        return skip_or_fail("xvfb-run is not installed");
+    }
+    let dir = temp_dir("gpu");
+    let script = "churn 500\nwait 20\nlayout soa\nwait 10\nlayout gpu\nwait 10\nexit\n";
+    let Some(run) = run_app(&dir, script, LayoutKind::Gpu, 60_000) else {
+        return;
+    };
+    assert!(run.stdout.contains("layout gpu"), "{}", run.stdout);
+    assert_replays(&run, script, LayoutKind::Gpu, 60_000);
+    let limit = entity_layouts::layout::capacity_limit(LayoutKind::Gpu);
+    if let Some(limit) = limit.filter(|l| l.max_entities < 100_000_000) {
+        let too_many = limit.max_entities + 1;
+        let (code, run) = run_app_raw(&dir, "exit\n", LayoutKind::Gpu, too_many, &[]).unwrap();
+        assert_eq!(code, Some(2), "{}", run.stderr);
+        assert!(run.stderr.contains("max_"), "{}", run.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

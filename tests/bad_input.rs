@@ -52,7 +52,7 @@ fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
 #[test]
 fn every_layout_reports_a_failed_reservation() {
     for kind in LayoutKind::CPU {
-        let mut layout = kind.create::<f32>();
+        let mut layout = kind.create::<f32>().unwrap();
         assert!(layout.try_reserve(usize::MAX / 4).is_err(), "{kind}");
         assert_eq!(layout.len(), 0);
     }
@@ -113,4 +113,18 @@ fn verify_command_rejects_bad_dt_with_exit_code_2() {
     }
     let out = cli(&["verify", "--count", "-5"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// No Vulkan driver at all: `verify --gpu` says why and exits 2 instead of failing later.
+#[test]
+fn verify_gpu_without_an_adapter_is_exit_code_2_with_the_reason() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["verify", "--gpu", "--count", "100", "--frames", "2"])
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("GPU adapter"), "{stderr}");
 }

@@ -73,3 +73,85 @@ fn cpu_to_gpu_to_cpu_at_100k_with_churn_keeps_every_entity() {
     eprintln!("largest difference: {worst} ulps");
     assert_eq!(worst, 0);
 }
+
+#[test]
+fn the_adapter_limit_is_refused_by_name_and_nothing_changes() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let limit = entity_layouts::layout::capacity_limit(LayoutKind::Gpu).expect("an adapter");
+    let mut d = driver(LayoutKind::Gpu, 1_000, 0);
+    d.frame_step();
+    let before = d.checksum();
+    if limit.max_entities < 100_000_000 {
+        let err = d
+            .apply(&Action::Count(limit.max_entities + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("max_"), "the limit is named: {err}");
+        assert!(err.contains(&limit.max_entities.to_string()), "{err}");
+    }
+    let err = d
+        .apply(&Action::Count(100_000_001))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("100000000"), "{err}");
+    assert_eq!((d.len(), d.checksum()), (1_000, before));
+}
+
+#[test]
+fn past_ten_million_only_the_gpu_layout_takes_it_and_cannot_leave_with_it() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let n = 12_000_000;
+    let mut cpu = driver(LayoutKind::Soa, 0, 0);
+    let err = cpu.apply(&Action::Count(n)).unwrap_err().to_string();
+    assert!(err.contains("soa layout's maximum of 10000000"), "{err}");
+    let mut gpu = driver(LayoutKind::Gpu, 0, 0);
+    gpu.apply(&Action::Count(n)).unwrap();
+    assert_eq!(gpu.target(), n);
+    let err = gpu
+        .apply(&Action::Layout(LayoutKind::Aos))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("aos layout's maximum"), "{err}");
+    assert_eq!(gpu.requested_layout(), LayoutKind::Gpu);
+}
+
+#[test]
+fn f64_is_refused_with_the_reason() {
+    let err = Driver::<f64>::new(LayoutKind::Gpu, 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("f32 only"), "{err}");
+}
+
+/// `verify --gpu`'s comparison, shorter: on a software adapter (lavapipe, CI) every field is
+/// bit-identical after 600 frames, measured; elsewhere the bound is what `verify --gpu` reports.
+#[test]
+fn six_hundred_frames_on_the_gpu_match_soa() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let config = entity_layouts::verify::VerifyConfig {
+        count: 5_000,
+        frames: 600,
+        ..Default::default()
+    };
+    let software = entity_layouts::gpu::context::shared()
+        .unwrap()
+        .is_software();
+    for run in entity_layouts::verify::compare_gpu(&config).unwrap() {
+        assert!(run.same_entities, "{}", run.name);
+        assert_eq!(run.entities, 5_000);
+        if software {
+            assert_eq!(
+                run.max_ulps, 0,
+                "{}: {} entities differ",
+                run.name, run.differing
+            );
+        }
+    }
+}

@@ -10,7 +10,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use entity_layouts::driver::{APP_MAX_ENTITIES, MAX_CHURN};
+use entity_layouts::driver::MAX_CHURN;
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::{Action, LayoutKind};
 
@@ -132,8 +132,18 @@ fn controls(
             .width(PANEL_WIDTH - 70.0)
             .show_ui(ui, |ui| {
                 for kind in LayoutKind::ALL {
-                    let text = format!("[{}] {}", key_of(kind), kind.label());
-                    if ui.selectable_label(kind == current, text).clicked() {
+                    let unavailable = kind.is_gpu().then(gpu_unavailable).flatten();
+                    let text = match &unavailable {
+                        None => format!("[{}] {}", key_of(kind), kind.label()),
+                        Some(_) => format!("[{}] {} (unavailable)", key_of(kind), kind.label()),
+                    };
+                    let item = ui.add_enabled(
+                        unavailable.is_none(),
+                        egui::Button::selectable(kind == current, text),
+                    );
+                    if let Some(reason) = unavailable {
+                        item.on_disabled_hover_text(reason);
+                    } else if item.clicked() {
                         want.push(Action::Layout(kind));
                     }
                 }
@@ -154,7 +164,7 @@ fn controls(
 
     let mut count = ui_state.count_slider.max(1_000);
     let slider = ui.add(
-        egui::Slider::new(&mut count, 1_000..=APP_MAX_ENTITIES)
+        egui::Slider::new(&mut count, 1_000..=sim.max_count())
             .logarithmic(true)
             .custom_formatter(|n, _| count_label(n as usize))
             .text("entities"),
@@ -243,6 +253,11 @@ fn controls(
     });
 }
 
+/// Why the gpu layout cannot run here, if it cannot (no adapter, no compute).
+fn gpu_unavailable() -> Option<String> {
+    entity_layouts::gpu::context::availability().err()
+}
+
 fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
     // The active layout's steady frames only, so a switch shows the new layout's cost at once.
     let simulate = stats
@@ -250,32 +265,41 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
         .get(&sim.driver.kind())
         .map_or(stats.simulate.last(), |s| s.summary().0);
     let n = sim.driver.len();
-    ui.horizontal(|ui| {
+    if let Some(note) = sim.device_note {
+        // No CPU time stands in for a GPU time that was not measured.
         ui.label(
-            RichText::new(format!("simulate {simulate:.2} ms"))
-                .size(26.0)
-                .strong()
-                .color(budget_color(simulate)),
+            RichText::new(format!("simulate on the GPU: not measured ({note})"))
+                .size(16.0)
+                .color(Color32::from_rgb(240, 180, 60)),
         );
+    } else {
+        ui.horizontal(|ui| {
+            ui.label(
+                RichText::new(format!("simulate {simulate:.2} ms"))
+                    .size(26.0)
+                    .strong()
+                    .color(budget_color(simulate)),
+            );
+            ui.label(
+                RichText::new(format!("{:.0}%", 100.0 * simulate / BUDGET_MS))
+                    .size(26.0)
+                    .color(budget_color(simulate)),
+            );
+        });
         ui.label(
-            RichText::new(format!("{:.0}%", 100.0 * simulate / BUDGET_MS))
-                .size(26.0)
-                .color(budget_color(simulate)),
+            RichText::new(format!(
+                "of the 16.67 ms budget · {} in {} · {} entities/ms",
+                count_label(n),
+                sim.driver.kind().name(),
+                if simulate > 0.0 {
+                    count_label((n as f32 / simulate) as usize)
+                } else {
+                    "-".into()
+                }
+            ))
+            .size(14.0),
         );
-    });
-    ui.label(
-        RichText::new(format!(
-            "of the 16.67 ms budget · {} in {} · {} entities/ms",
-            count_label(n),
-            sim.driver.kind().name(),
-            if simulate > 0.0 {
-                count_label((n as f32 / simulate) as usize)
-            } else {
-                "-".into()
-            }
-        ))
-        .size(14.0),
-    );
+    }
     let (p50, p99, _) = stats.frame.summary();
     ui.horizontal_wrapped(|ui| {
         ui.label("frame");
@@ -388,7 +412,7 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
         .small(),
     );
     if rows.is_empty() {
-        ui.label(RichText::new("switch layouts (keys 1-9, 0, -) to compare them here").weak());
+        ui.label(RichText::new("switch layouts (keys 1-9, 0, -, G) to compare them here").weak());
     } else {
         scoreboard::paint(ui, &rows);
     }
@@ -410,7 +434,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - layout · Up/Down count x2 /2 · Space pause · H panel/HUD · E export · F fullscreen",
+            "keys: 1-9 0 - G layout · Up/Down count x2 /2 · Space pause · H panel/HUD · E export · F fullscreen",
         )
         .small()
         .weak(),

@@ -37,12 +37,15 @@ use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup,
 use bevy::shader::ShaderDefVal;
 use bevy_egui::render::systems::EguiPipelines;
 
+use entity_layouts::gpu::GpuPoints;
 use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 
-/// Points gathered this frame (main world), handed to the render world by swapping vectors.
+/// Points gathered this frame (main world), handed to the render world by swapping vectors; or,
+/// for the gpu layout, the buffer its compute pass wrote, drawn as is.
 #[derive(Resource, Default)]
 pub struct GatheredPoints {
     pub points: Vec<u32>,
+    pub gpu: Option<GpuPoints>,
 }
 
 /// Where the world rectangle lands in the window, in physical pixels, and the dot size asked for
@@ -147,6 +150,7 @@ struct PointsShader(Handle<Shader>);
 #[derive(Resource, Default)]
 struct RenderPoints {
     points: Vec<u32>,
+    gpu: Option<GpuPoints>,
     view: PointsView,
 }
 
@@ -158,6 +162,8 @@ struct PointsPipeline {
     pipeline: Option<(TextureFormat, CachedRenderPipelineId)>,
     /// Instance buffer, grown (never shrunk) to the largest population seen.
     buffer: Option<Buffer>,
+    /// The gpu layout's points buffer, when that is what this frame draws.
+    gpu_buffer: Option<Buffer>,
     capacity: usize,
     params: Buffer,
     bind_group: Option<BindGroup>,
@@ -189,6 +195,7 @@ fn init_points_pipeline(
         shader: shader.0.clone(),
         pipeline: None,
         buffer: None,
+        gpu_buffer: None,
         capacity: 0,
         params,
         bind_group: None,
@@ -200,6 +207,7 @@ fn extract_points(mut main_world: ResMut<MainWorld>, mut render: ResMut<RenderPo
     let view = *main_world.resource::<PointsView>();
     let mut gathered = main_world.resource_mut::<GatheredPoints>();
     std::mem::swap(&mut gathered.points, &mut render.points);
+    render.gpu = gathered.gpu.clone();
     render.view = view;
 }
 
@@ -279,8 +287,9 @@ fn prepare_points(
         }
     }
     let started = Instant::now();
-    let n = render.points.len();
-    if n > pipeline.capacity {
+    pipeline.gpu_buffer = render.gpu.as_ref().map(|g| Buffer::from(g.buffer.clone()));
+    let n = render.gpu.as_ref().map_or(render.points.len(), |g| g.len);
+    if render.gpu.is_none() && n > pipeline.capacity {
         let capacity = n.max(pipeline.capacity * 3 / 2).max(1024);
         pipeline.buffer = Some(device.create_buffer(&BufferDescriptor {
             label: Some("points"),
@@ -291,6 +300,7 @@ fn prepare_points(
         pipeline.capacity = capacity;
     }
     if let Some(buffer) = &pipeline.buffer
+        && render.gpu.is_none()
         && n > 0
     {
         queue.write_buffer(buffer, 0, bytemuck::cast_slice(&render.points));
@@ -323,9 +333,11 @@ fn points_pass(
     mut ctx: RenderContext,
 ) {
     let target = view.into_inner();
-    let (Some((_, id)), Some(buffer), Some(bind_group)) =
-        (points.pipeline, &points.buffer, &points.bind_group)
-    else {
+    let (Some((_, id)), Some(buffer), Some(bind_group)) = (
+        points.pipeline,
+        points.gpu_buffer.as_ref().or(points.buffer.as_ref()),
+        &points.bind_group,
+    ) else {
         return;
     };
     // The pipeline compiles asynchronously: the first frames draw no dots.

@@ -10,6 +10,7 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 
 use entity_layouts::driver::Driver;
+use entity_layouts::layout::{DeviceTime, capacity_limit};
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
 use super::render::{GatheredPoints, UploadClock};
@@ -72,6 +73,9 @@ pub struct Sim {
     /// gathering the points.
     pub switch_ms: f32,
     pub simulate_ms: f32,
+    /// Why this frame's simulate time is missing: the gpu layout on an adapter without
+    /// timestamp queries (or before its first timestamps arrive). Never replaced by a CPU time.
+    pub device_note: Option<&'static str>,
     pub gather_ms: f32,
     /// Whether this frame spawned toward the count or copied a switch chunk.
     pub busy_this_frame: bool,
@@ -91,6 +95,7 @@ impl Sim {
             notice: None,
             switch_ms: 0.0,
             simulate_ms: 0.0,
+            device_note: None,
             gather_ms: 0.0,
             busy_this_frame: false,
             switch_clock: None,
@@ -206,6 +211,14 @@ impl Sim {
         }
     }
 
+    /// The slider's upper end: the most entities the layout asked for takes here (10M on the
+    /// CPU; on the GPU up to 100M, or the adapter's limit if lower).
+    pub fn max_count(&self) -> usize {
+        let kind = self.driver.requested_layout();
+        let max = self.driver.max_entities(kind);
+        capacity_limit(kind).map_or(max, |limit| max.min(limit.max_entities))
+    }
+
     /// Still copying entities into the layout being switched to.
     pub fn switching(&self) -> bool {
         self.driver.switch_progress().is_some()
@@ -224,7 +237,14 @@ fn simulate(mut sim: ResMut<Sim>) {
     // The same frame the core's script replay runs, so the two end in the same state.
     let report = sim.driver.frame_step();
     sim.switch_ms = ms(report.switch);
-    sim.simulate_ms = ms(report.simulate);
+    // The gpu layout's simulate time is the device's (timestamps); its CPU time is only the
+    // dispatch, and would flatter it.
+    (sim.simulate_ms, sim.device_note) = match report.device {
+        None => (ms(report.simulate), None),
+        Some(DeviceTime::Measured(d)) => (ms(d), None),
+        Some(DeviceTime::Waiting) => (0.0, Some("waiting for the first GPU timestamps")),
+        Some(DeviceTime::Unavailable(reason)) => (0.0, Some(reason)),
+    };
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
         sim.report_error(&e);
@@ -233,6 +253,13 @@ fn simulate(mut sim: ResMut<Sim>) {
 }
 
 fn gather(mut sim: ResMut<Sim>, mut points: ResMut<GatheredPoints>) {
+    // On the GPU the points are already where the renderer reads them: nothing to gather.
+    points.gpu = sim.driver.gpu_points();
+    if points.gpu.is_some() {
+        points.points.clear();
+        sim.gather_ms = 0.0;
+        return;
+    }
     let t = Instant::now();
     sim.driver.gather_points(&mut points.points);
     sim.gather_ms = ms(t.elapsed());
@@ -261,7 +288,8 @@ fn record_frame(
         upload_ms: upload.last_ms(),
     };
     // Frames spent spawning, switching or paused say nothing about a layout's steady cost.
-    let steady = !sim.driver.growing()
+    let steady = sim.device_note.is_none()
+        && !sim.driver.growing()
         && !sim.switching()
         && !sim.busy_this_frame
         && !sim.driver.paused()

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
-use entity_layouts::driver::APP_MAX_ENTITIES;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::{Action, LayoutKind};
 
@@ -26,7 +25,7 @@ use super::stats::FrameStats;
 use super::{Canvas, UiState};
 
 /// The key for each layout of `LayoutKind::ALL`, in order, and how the panel names it.
-pub const LAYOUT_KEYS: [(KeyCode, &str); 11] = [
+pub const LAYOUT_KEYS: [(KeyCode, &str); 12] = [
     (KeyCode::Digit1, "1"),
     (KeyCode::Digit2, "2"),
     (KeyCode::Digit3, "3"),
@@ -38,6 +37,7 @@ pub const LAYOUT_KEYS: [(KeyCode, &str); 11] = [
     (KeyCode::Digit9, "9"),
     (KeyCode::Digit0, "0"),
     (KeyCode::Minus, "-"),
+    (KeyCode::KeyG, "G"),
 ];
 
 #[derive(Resource)]
@@ -127,7 +127,7 @@ fn keys(
     }
     let target = sim.driver.target();
     if input.just_pressed(KeyCode::ArrowUp) {
-        let n = (target.max(500) * 2).min(APP_MAX_ENTITIES);
+        let n = (target.max(500) * 2).min(sim.max_count());
         requests.write(Request(Action::Count(n)));
     }
     if input.just_pressed(KeyCode::ArrowDown) {

@@ -18,6 +18,8 @@ mod exp_ecs_vs_soa;
 mod exp_filtered;
 mod exp_fragmentation;
 mod exp_gather;
+#[cfg(feature = "gpu")]
+mod exp_gpu;
 mod exp_grow;
 mod exp_layouts;
 mod exp_memory;
@@ -179,6 +181,8 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_memory::Memory,
         &exp_shrink::Shrink,
         &exp_bandwidth::Bandwidth,
+        #[cfg(feature = "gpu")]
+        &exp_gpu::Gpu,
     ]
 }
 

@@ -91,11 +91,6 @@ impl GpuLayout {
         }
     }
 
-    /// Waits until the device has done everything submitted so far (benchmarks).
-    pub fn finish(&self) {
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
-    }
-
     fn shared(&self) -> MutexGuard<'_, Shared> {
         // A panic while the lock was held left nothing half-changed that a reader could see
         // (every change is made in one assignment), so a poisoned lock is still usable.
@@ -590,6 +585,9 @@ impl Layout<f32> for GpuLayout {
 
     fn device_time(&self) -> Option<DeviceTime> {
         Some(match &self.timer {
+            None if self.ctx.is_software() => DeviceTime::Unavailable(
+                "a software rasterizer's timestamps do not time its compute work",
+            ),
             None => DeviceTime::Unavailable("the GPU adapter has no timestamp queries"),
             Some(timer) => timer.last(),
         })
@@ -597,6 +595,10 @@ impl Layout<f32> for GpuLayout {
 
     fn gpu_points(&self) -> Option<GpuPoints> {
         Some(self.points())
+    }
+
+    fn finish_device_work(&self) {
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
     }
 }
 

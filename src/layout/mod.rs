@@ -85,6 +85,9 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn device_time(&self) -> Option<DeviceTime> {
         None
     }
+    /// Waits until the device has carried out everything submitted so far (benchmarks time a
+    /// frame this way); the CPU layouts are done when their calls return.
+    fn finish_device_work(&self) {}
     /// The buffer the renderer can draw as is, for a layout that lives on the GPU.
     #[cfg(feature = "gpu")]
     fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
