@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # There, on the borrowed GPU machine, as one call (carry .device-carry and .gl; $OUT comes back):
-# the app's frame-time matrix at 1M, 4M and 10M entities with a real GPU, then the bench
-# experiments that a 16-core machine answers differently. Prepared here by scripts/device-pack.sh.
+# the gpu layout first (verify --gpu's ulps after 600 frames, bench --only gpu at 1M, 10M, 100M),
+# then the app's frame-time matrix at 1M, 4M and 10M entities with a real GPU (the gpu layout
+# included, and 100M on it), then the bench experiments that a 16-core machine answers
+# differently. Prepared here by scripts/device-pack.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device-out}
@@ -20,8 +22,16 @@ gunzip -c .device-carry/entity-layouts.gz >"$bin" && chmod +x "$bin"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 nproc; grep -m1 'model name' /proc/cpuinfo
 
+echo "== gpu layout: equivalence with soa after 600 frames (a GPU that fuses x + v*dt into an FMA differs by a few ulps: recorded, not failed)"
+"$bin" verify --gpu --count 1000000 --frames 600 --gpu-ulps 4294967295
+echo "== gpu layout: bench"
+"$bin" bench --only gpu --out "$OUT/bench-gpu" >/dev/null
+sed -n '/^## /,$p' "$OUT/bench-gpu/results.md"
+
 echo "== app, headless, real GPU"
-BIN=$bin OUT_DIR="$OUT/app" FRAMES=${FRAMES:-30} scripts/measure-app.sh
+BIN=$bin OUT_DIR="$OUT/app" FRAMES=${FRAMES:-30} LAYOUTS=${LAYOUTS:-"soa aos ecs-table boxed gpu"} scripts/measure-app.sh
+echo "== app, headless, gpu layout at 100M (goal: >= 30 fps)"
+BIN=$bin OUT_DIR="$OUT/app-100m" FRAMES=${FRAMES:-30} COUNTS=100000000 LAYOUTS=gpu THREADS=all scripts/measure-app.sh
 
 echo "== bench on $(nproc) cores"
 "$bin" bench ${BENCH_FLAGS:-} --only "${BENCH_ONLY:-threads,bandwidth,gather,ecs-vs-soa,switch}" --out "$OUT/bench" >/dev/null

@@ -450,8 +450,12 @@ fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {
             "--minutes {minutes} is not accepted; accepted: more than 0, at most 1440 (a day)"
         ));
     }
-    if max_count == 0 {
-        return usage_error("--max-count 0 is not accepted; accepted: 1 to 10000000");
+    // The soak switches between the CPU layouts, which take up to the app's 10M.
+    let max = entity_layouts::driver::APP_MAX_ENTITIES;
+    if max_count == 0 || max_count > max {
+        return usage_error(&format!(
+            "--max-count {max_count} is not accepted; accepted: 1 to {max}"
+        ));
     }
     let config = SoakConfig {
         duration: std::time::Duration::from_secs_f64(minutes * 60.0),

@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn errors_name_the_line_and_what_is_accepted() {
         let cases = [
-            ("count 20000000", 1, "0 to 10000000"),
+            ("count 200000000", 1, "0 to 100000000"),
             ("\n\nlayout linked-list", 3, "accepted: ecs-table"),
             ("churn -1", 1, "0 to 100000"),
             ("wait 0", 1, "1 to 1000000"),

@@ -215,9 +215,9 @@ mod tests {
     fn every_error_names_the_text_and_the_range() {
         let cases: [(Result<(), ValueError>, &str, &str); 8] = [
             (
-                "2e7".parse::<EntityCount>().map(drop),
-                "2e7",
-                "0 to 10000000",
+                "2e8".parse::<EntityCount>().map(drop),
+                "2e8",
+                "0 to 100000000",
             ),
             ("-1".parse::<Churn>().map(drop), "-1", "0 to 100000"),
             ("0".parse::<BenchCount>().map(drop), "0", "1 to 100000000"),

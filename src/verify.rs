@@ -187,8 +187,8 @@ mod tests {
         assert_eq!(ulps(1.0, f32::from_bits(1.0f32.to_bits() + 3)), 3);
         assert_eq!(ulps(-0.0, 0.0), 0);
         assert_eq!(ulps(f32::from_bits(1), -f32::from_bits(1)), 2);
-        let below_edge = 1600.0f32 - 1600.0f32 * f32::EPSILON;
-        assert!(coordinate_ulps(0.0, below_edge, 1600.0) <= 1);
+        let below_edge = f32::from_bits(1600.0f32.to_bits() - 1);
+        assert_eq!(coordinate_ulps(0.0, below_edge, 1600.0), 1);
         assert!(coordinate_ulps(0.0, 800.0, 1600.0) > 1_000_000);
     }
 }

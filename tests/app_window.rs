@@ -323,7 +323,8 @@ fn bad_options_exit_2_before_a_window_opens() {
     let bin = env!("CARGO_BIN_EXE_entity-layouts");
     for (args, needle) in [
         (vec!["--layout", "octree"], "accepted: ecs-table"),
-        (vec!["--count", "20000000"], "0 to 10000000"),
+        (vec!["--count", "20000000"], "0 to 10000000 entities in ecs-table"),
+        (vec!["--count", "200000000"], "0 to 100000000"),
         (vec!["--churn", "-3"], "0 to 100000"),
         (vec!["--threads", "8"], "1 or all"),
         (

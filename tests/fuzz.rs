@@ -81,12 +81,12 @@ proptest! {
     }
 
     #[test]
-    fn counts_in_range_read_back_and_the_rest_are_refused(n in 0u64..30_000_000) {
+    fn counts_in_range_read_back_and_the_rest_are_refused(n in 0u64..300_000_000) {
         let parsed = n.to_string().parse::<EntityCount>();
-        if n <= 10_000_000 {
+        if n <= 100_000_000 {
             prop_assert_eq!(parsed, Ok(EntityCount(n as usize)));
         } else {
-            prop_assert!(parsed.unwrap_err().to_string().contains("0 to 10000000"));
+            prop_assert!(parsed.unwrap_err().to_string().contains("0 to 100000000"));
         }
         let churn = format!("{}", n / 100).parse::<Churn>();
         prop_assert_eq!(churn.is_ok(), n / 100 <= 100_000);
