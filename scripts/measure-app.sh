@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The app's frame-time matrix: every entity count x thread setting x layout, each held for a
 # number of steady frames, in one run of the real app; prints the app's own per-setting summary
-# (frame p50/p99 and the simulate / gather / upload / rest split, steady frames only: frames that
+# (frame p50/p99 and the simulate / gather+upload / rest split, steady frames only: frames that
 # spawn or copy a layout switch are left out). Headless by default, for GPU servers; MODE=window
 # opens a window instead (under Xvfb where there is no display).
 #

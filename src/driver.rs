@@ -223,6 +223,12 @@ impl<S: Scalar> Driver<S> {
         self.swarm.gather_points(out, self.threads);
     }
 
+    /// Every entity's packed point into `out` (exactly [`Self::len`] points: wgpu's staging
+    /// memory in the app), on the driver's thread setting.
+    pub fn gather_points_into(&mut self, out: crate::workload::PointSink<'_>) {
+        self.swarm.gather_points_into(out, self.threads);
+    }
+
     /// Waits until layouts replaced by switches are freed (benchmarks, before measuring).
     pub fn wait_for_frees(&mut self) {
         self.swarm.wait_for_frees();

@@ -22,9 +22,11 @@
 //!
 //! The windowed app (`src/app/`, behind the `app` feature) sits on top of all of it.
 
-// No `unsafe` but two audited calls into glibc's allocator, in `memory` (`malloc_trim` and
-// `mallopt`, which no safe wrapper offers). `deny` rather than `forbid`, so that those two
-// functions can say `allow`.
+// No `unsafe` but three audited spots: two calls into glibc's allocator, in `memory`
+// (`malloc_trim` and `mallopt`, which no safe wrapper offers), and `Send` for a piece of wgpu's
+// write-only staging memory in `workload` (wgpu-types implements it for sized types only), which
+// lets the gather into that memory run on every core. `deny` rather than `forbid`, so that those
+// can say `allow`.
 #![deny(unsafe_code)]
 
 pub mod action;

@@ -14,7 +14,9 @@ use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError, capacity_limit
 use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::Threads;
-use crate::workload::{Dt, EntityState, SpawnPattern, entity_hash, mix, spawn_range};
+use crate::workload::{
+    Dt, EntityState, PointSink, SpawnPattern, entity_hash, mix, sink_of, spawn_range,
+};
 
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose
 /// memory a bench machine can plausibly hold.
@@ -389,6 +391,12 @@ impl<S: Scalar> Swarm<S> {
     /// Every entity's packed point into `out`, resized to fit.
     pub fn gather_points(&mut self, out: &mut Vec<u32>, threads: Threads) {
         out.resize(self.len(), 0);
+        self.layout.gather_points(sink_of(out), threads);
+    }
+
+    /// Every entity's packed point into `out`, which holds exactly [`Self::len`] points (the
+    /// app's: wgpu's staging memory for the points buffer).
+    pub fn gather_points_into(&mut self, out: PointSink<'_>, threads: Threads) {
         self.layout.gather_points(out, threads);
     }
 

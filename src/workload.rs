@@ -376,6 +376,51 @@ pub fn pack_point<S: Scalar>(x: S, y: S, hp: S) -> u32 {
         ) << (POINT_X_BITS + POINT_Y_BITS))
 }
 
+/// Where a gather writes packed points: wgpu's write-only staging memory in the app, so the points
+/// go to the GPU without a copy in between, or a plain slice ([`sink_of`]). Write-only, because
+/// mapped GPU memory may be write-combining: reading it back would crawl. Gathers fill it with
+/// `write_iter`, which compiles to the same vectorized loop as a slice's (0.47 vs 0.48 ns per
+/// point at 10M, measured).
+pub type PointSink<'a> = wgpu_types::WriteOnly<'a, [[u8; 4]]>;
+
+/// A sink over a slice of points.
+pub fn sink_of(points: &mut [u32]) -> PointSink<'_> {
+    wgpu_types::WriteOnly::from_mut(bytemuck::cast_slice_mut(points))
+}
+
+/// A piece of a [`PointSink`] that a gather hands to a thread of the pool.
+pub struct SinkPart<'a>(pub PointSink<'a>);
+
+// SAFETY: `WriteOnly<'a, [T]>` is a write-only `&'a mut [T]` (a pointer to the slice and a
+// `PhantomData<&'a mut T>`), which is `Send` when `T` is. wgpu-types 29.0.4 implements `Send` for
+// `WriteOnly<T>` only where `T: Sized`, which leaves slices out; parts never overlap
+// (`split_at`). Measured need: without it a gather into wgpu's staging memory runs on one core.
+#[allow(unsafe_code)]
+unsafe impl Send for SinkPart<'_> {}
+
+/// `sink` cut into consecutive pieces of `chunk` points (the last one shorter), for a gather
+/// split over threads.
+pub fn sink_chunks(sink: PointSink<'_>, chunk: usize) -> impl Iterator<Item = SinkPart<'_>> {
+    let chunk = chunk.max(1);
+    let mut rest = Some(sink);
+    std::iter::from_fn(move || {
+        let sink = rest.take()?;
+        let len = sink.len();
+        if len == 0 {
+            return None;
+        }
+        let (head, tail) = sink.split_at(chunk.min(len));
+        rest = Some(tail);
+        Some(SinkPart(head))
+    })
+}
+
+/// A packed point as the sink stores it.
+#[inline(always)]
+pub fn point_bytes<S: Scalar>(x: S, y: S, hp: S) -> [u8; 4] {
+    pack_point(x, y, hp).to_le_bytes()
+}
+
 /// `v` clamped to `[0, max]` and rounded to the nearest whole number, without a float-to-int
 /// conversion: adding 2^23 puts the integer part in the mantissa's low bits. Plain float and bit
 /// operations, so the gather loops vectorize (`as u32` did not, and cost ~6 ns per entity).

@@ -248,7 +248,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
     assert!(
         frames.starts_with(
-            "frame,time_s,frame_ms,simulate_ms,gather_ms,upload_ms,layout,n,threads\n"
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n"
         ) && frames.lines().count() > 10,
         "{frames}"
     );
@@ -323,7 +323,10 @@ fn bad_options_exit_2_before_a_window_opens() {
     let bin = env!("CARGO_BIN_EXE_entity-layouts");
     for (args, needle) in [
         (vec!["--layout", "octree"], "accepted: ecs-table"),
-        (vec!["--count", "20000000"], "0 to 10000000 entities in ecs-table"),
+        (
+            vec!["--count", "20000000"],
+            "0 to 10000000 entities in ecs-table",
+        ),
         (vec!["--count", "200000000"], "0 to 100000000"),
         (vec!["--churn", "-3"], "0 to 100000"),
         (vec!["--threads", "8"], "1 or all"),

@@ -100,6 +100,16 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                         34.0,
                         Color32::LIGHT_GRAY,
                     );
+                    if let Some(note) = sim.device_note {
+                        // No CPU time stands in for a GPU time that was not measured.
+                        big(
+                            ui,
+                            format!("simulate on the GPU: not measured\n({note})"),
+                            24.0,
+                            Color32::from_rgb(240, 180, 60),
+                        );
+                        return;
+                    }
                     big(
                         ui,
                         format!(

@@ -7,16 +7,17 @@
 //! every layout, so the comparison stays about the layout. Only `gather_points` is per-layout,
 //! and it is timed on its own (in `sim`); the upload is timed here.
 //!
-//! Flow: the main world gathers into `GatheredPoints`; extraction swaps that vector into the
-//! render world (no copy); `prepare` writes it into the GPU buffer (one copy, into wgpu's
-//! staging memory); the pass draws `4 vertices x n instances` into the camera's main texture,
+//! Flow: the main world gathers straight into wgpu's staging memory for the points buffer
+//! (`write_buffer_with`, in parallel chunks: no `Vec` and no copy in between; the gpu layout
+//! skips even that, its compute pass wrote the buffer); extraction hands the buffer and count to
+//! the render world; the pass draws `4 vertices x n instances` into the camera's main texture,
 //! before egui draws the panel on top. The shader (`assets/shaders/points.wgsl`, embedded in the
 //! binary) is compiled with the point format's bit widths from `workload`, so the format is
 //! written down once.
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bevy::core_pipeline::Core2d;
@@ -40,12 +41,64 @@ use bevy_egui::render::systems::EguiPipelines;
 use entity_layouts::gpu::GpuPoints;
 use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 
-/// Points gathered this frame (main world), handed to the render world by swapping vectors; or,
-/// for the gpu layout, the buffer its compute pass wrote, drawn as is.
+/// The points this frame draws (main world): the CPU layouts' buffer, which the gather writes
+/// through wgpu's staging memory, or the gpu layout's own buffer, drawn as is.
 #[derive(Resource, Default)]
 pub struct GatheredPoints {
-    pub points: Vec<u32>,
-    pub gpu: Option<GpuPoints>,
+    /// The CPU layouts' points buffer, grown (never shrunk) to the largest population seen.
+    pub buffer: Option<Buffer>,
+    pub capacity: usize,
+    /// What to draw: a buffer and how many points in it.
+    pub draw: Option<(Buffer, usize)>,
+}
+
+impl GatheredPoints {
+    /// Gathers every entity's point into the buffer through wgpu's staging memory, or takes the
+    /// gpu layout's buffer. Returns the time spent gathering, which now includes writing the
+    /// points into the staging memory: the CPU copy that used to be the upload is gone. The
+    /// queue calls around it are left out of the gather's time: they can wait for the render
+    /// thread, which holds the queue while it submits the previous frame (pipelined rendering;
+    /// under lavapipe that is most of a frame, measured at ~290 ms of 305 at 1M), so that wait
+    /// stays in the frame's "rest", with the GPU's own copy, as before.
+    pub fn gather(
+        &mut self,
+        driver: &mut entity_layouts::driver::Driver,
+        device: &RenderDevice,
+        queue: &RenderQueue,
+    ) -> f32 {
+        if let Some(GpuPoints { buffer, len }) = driver.gpu_points() {
+            self.draw = Some((Buffer::from(buffer), len));
+            return 0.0;
+        }
+        let n = driver.len();
+        if n > self.capacity || self.buffer.is_none() {
+            let capacity = n.max(self.capacity * 3 / 2).max(1024);
+            self.buffer = Some(device.create_buffer(&BufferDescriptor {
+                label: Some("points"),
+                size: capacity as u64 * 4,
+                usage: BufferUsages::VERTEX | BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+            self.capacity = capacity;
+        }
+        let Some(buffer) = &self.buffer else {
+            return 0.0;
+        };
+        self.draw = Some((buffer.clone(), n));
+        let Some(size) = NonZeroU64::new(n as u64 * 4) else {
+            return 0.0;
+        };
+        let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else {
+            return 0.0;
+        };
+        let started = Instant::now();
+        let (points, _) = view.slice(..).into_chunks::<4>();
+        driver.gather_points_into(points);
+        let gather_ms = started.elapsed().as_secs_f32() * 1e3;
+        // Dropping the view schedules the copy into the buffer.
+        drop(view);
+        gather_ms
+    }
 }
 
 /// Where the world rectangle lands in the window, in physical pixels, and the dot size asked for
@@ -93,16 +146,6 @@ impl RenderReady {
     }
 }
 
-/// The last upload's duration, written by the render world, read by the main world.
-#[derive(Resource, Clone, Default)]
-pub struct UploadClock(Arc<AtomicU64>);
-
-impl UploadClock {
-    pub fn last_ms(&self) -> f32 {
-        self.0.load(Ordering::Relaxed) as f32 / 1e6
-    }
-}
-
 pub struct PointsRenderPlugin;
 
 impl Plugin for PointsRenderPlugin {
@@ -114,17 +157,14 @@ impl Plugin for PointsRenderPlugin {
                 include_str!("../../assets/shaders/points.wgsl"),
                 "shaders/points.wgsl",
             ));
-        let clock = UploadClock::default();
         let ready = RenderReady::default();
         app.init_resource::<GatheredPoints>()
             .init_resource::<PointsView>()
-            .insert_resource(clock.clone())
             .insert_resource(ready.clone());
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
         render_app
-            .insert_resource(clock)
             .insert_resource(ready)
             .insert_resource(PointsShader(shader))
             .init_resource::<RenderPoints>()
@@ -149,8 +189,7 @@ struct PointsShader(Handle<Shader>);
 
 #[derive(Resource, Default)]
 struct RenderPoints {
-    points: Vec<u32>,
-    gpu: Option<GpuPoints>,
+    draw: Option<(Buffer, usize)>,
     view: PointsView,
 }
 
@@ -160,11 +199,7 @@ struct PointsPipeline {
     shader: Handle<Shader>,
     /// The pipeline for the view's texture format, queued when a view first shows up.
     pipeline: Option<(TextureFormat, CachedRenderPipelineId)>,
-    /// Instance buffer, grown (never shrunk) to the largest population seen.
-    buffer: Option<Buffer>,
-    /// The gpu layout's points buffer, when that is what this frame draws.
-    gpu_buffer: Option<Buffer>,
-    capacity: usize,
+
     params: Buffer,
     bind_group: Option<BindGroup>,
     drawn: u32,
@@ -194,21 +229,16 @@ fn init_points_pipeline(
         layout,
         shader: shader.0.clone(),
         pipeline: None,
-        buffer: None,
-        gpu_buffer: None,
-        capacity: 0,
+
         params,
         bind_group: None,
         drawn: 0,
     });
 }
 
-fn extract_points(mut main_world: ResMut<MainWorld>, mut render: ResMut<RenderPoints>) {
-    let view = *main_world.resource::<PointsView>();
-    let mut gathered = main_world.resource_mut::<GatheredPoints>();
-    std::mem::swap(&mut gathered.points, &mut render.points);
-    render.gpu = gathered.gpu.clone();
-    render.view = view;
+fn extract_points(main_world: Res<MainWorld>, mut render: ResMut<RenderPoints>) {
+    render.view = *main_world.resource::<PointsView>();
+    render.draw = main_world.resource::<GatheredPoints>().draw.clone();
 }
 
 /// The point format's bit widths, from the Rust constants: the shader decodes what
@@ -274,7 +304,6 @@ fn prepare_points(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     cache: Res<PipelineCache>,
-    clock: Res<UploadClock>,
     render: Res<RenderPoints>,
     targets: Query<&ViewTarget>,
     mut pipeline: ResMut<PointsPipeline>,
@@ -286,32 +315,11 @@ fn prepare_points(
             pipeline.pipeline = Some((format, id));
         }
     }
-    let started = Instant::now();
-    pipeline.gpu_buffer = render.gpu.as_ref().map(|g| Buffer::from(g.buffer.clone()));
-    let n = render.gpu.as_ref().map_or(render.points.len(), |g| g.len);
-    if render.gpu.is_none() && n > pipeline.capacity {
-        let capacity = n.max(pipeline.capacity * 3 / 2).max(1024);
-        pipeline.buffer = Some(device.create_buffer(&BufferDescriptor {
-            label: Some("points"),
-            size: capacity as u64 * 4,
-            usage: BufferUsages::VERTEX | BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        }));
-        pipeline.capacity = capacity;
-    }
-    if let Some(buffer) = &pipeline.buffer
-        && render.gpu.is_none()
-        && n > 0
-    {
-        queue.write_buffer(buffer, 0, bytemuck::cast_slice(&render.points));
-    }
+    let n = render.draw.as_ref().map_or(0, |(_, n)| *n);
     let [_, _, w, h] = render.view.viewport;
     let (dot_px, alpha) = dot_style(n, w * h, render.view.dot_px);
     let params = [2.0 / w.max(1.0), 2.0 / h.max(1.0), dot_px, alpha];
     queue.write_buffer(&pipeline.params, 0, bytemuck::cast_slice(&params));
-    clock
-        .0
-        .store(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     if pipeline.bind_group.is_none() {
         let bind_group = device.create_bind_group(
             "points_bind_group",
@@ -333,11 +341,9 @@ fn points_pass(
     mut ctx: RenderContext,
 ) {
     let target = view.into_inner();
-    let (Some((_, id)), Some(buffer), Some(bind_group)) = (
-        points.pipeline,
-        points.gpu_buffer.as_ref().or(points.buffer.as_ref()),
-        &points.bind_group,
-    ) else {
+    let (Some((_, id)), Some((buffer, _)), Some(bind_group)) =
+        (points.pipeline, &render.draw, &points.bind_group)
+    else {
         return;
     };
     // The pipeline compiles asynchronously: the first frames draw no dots.

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
 
 use entity_layouts::driver::Driver;
 use entity_layouts::layout::{DeviceTime, capacity_limit};
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
-use super::render::{GatheredPoints, UploadClock};
+use super::render::GatheredPoints;
 use super::stats::{FrameSplit, FrameStats, Setting};
 
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
@@ -69,13 +70,14 @@ pub struct SwitchClock {
 pub struct Sim {
     pub driver: Driver,
     pub notice: Option<Notice>,
-    /// This frame's timings, ms: copying into the layout being switched to, move + regen, and
-    /// gathering the points.
+    /// This frame's timings, ms: copying into the layout being switched to, move + regen (NaN
+    /// when the gpu layout's time was not measured: see `device_note`), and gathering the points.
     pub switch_ms: f32,
     pub simulate_ms: f32,
     /// Why this frame's simulate time is missing: the gpu layout on an adapter without
     /// timestamp queries (or before its first timestamps arrive). Never replaced by a CPU time.
     pub device_note: Option<&'static str>,
+    /// Gathering the points straight into wgpu's staging memory (no separate upload copy).
     pub gather_ms: f32,
     /// Whether this frame spawned toward the count or copied a switch chunk.
     pub busy_this_frame: bool,
@@ -242,8 +244,8 @@ fn simulate(mut sim: ResMut<Sim>) {
     (sim.simulate_ms, sim.device_note) = match report.device {
         None => (ms(report.simulate), None),
         Some(DeviceTime::Measured(d)) => (ms(d), None),
-        Some(DeviceTime::Waiting) => (0.0, Some("waiting for the first GPU timestamps")),
-        Some(DeviceTime::Unavailable(reason)) => (0.0, Some(reason)),
+        Some(DeviceTime::Waiting) => (f32::NAN, Some("waiting for the first GPU timestamps")),
+        Some(DeviceTime::Unavailable(reason)) => (f32::NAN, Some(reason)),
     };
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
@@ -252,23 +254,22 @@ fn simulate(mut sim: ResMut<Sim>) {
     sim.follow_switch(report.copied);
 }
 
-fn gather(mut sim: ResMut<Sim>, mut points: ResMut<GatheredPoints>) {
-    // On the GPU the points are already where the renderer reads them: nothing to gather.
-    points.gpu = sim.driver.gpu_points();
-    if points.gpu.is_some() {
-        points.points.clear();
-        sim.gather_ms = 0.0;
+fn gather(
+    mut sim: ResMut<Sim>,
+    mut points: ResMut<GatheredPoints>,
+    device: Option<Res<RenderDevice>>,
+    queue: Option<Res<RenderQueue>>,
+) {
+    let (Some(device), Some(queue)) = (device, queue) else {
         return;
-    }
-    let t = Instant::now();
-    sim.driver.gather_points(&mut points.points);
-    sim.gather_ms = ms(t.elapsed());
+    };
+    let sim = &mut *sim;
+    sim.gather_ms = points.gather(&mut sim.driver, &device, &queue);
 }
 
 fn record_frame(
     time: Res<Time<Real>>,
     diagnostics: Res<DiagnosticsStore>,
-    upload: Res<UploadClock>,
     mut sim: ResMut<Sim>,
     mut stats: ResMut<FrameStats>,
 ) {
@@ -285,11 +286,9 @@ fn record_frame(
         frame_ms,
         simulate_ms: sim.simulate_ms,
         gather_ms: sim.gather_ms,
-        upload_ms: upload.last_ms(),
     };
     // Frames spent spawning, switching or paused say nothing about a layout's steady cost.
-    let steady = sim.device_note.is_none()
-        && !sim.driver.growing()
+    let steady = !sim.driver.growing()
         && !sim.switching()
         && !sim.busy_this_frame
         && !sim.driver.paused()

@@ -20,6 +20,8 @@ mod exp_fragmentation;
 mod exp_gather;
 #[cfg(feature = "gpu")]
 mod exp_gpu;
+#[cfg(feature = "gpu")]
+mod exp_upload;
 mod exp_grow;
 mod exp_layouts;
 mod exp_memory;
@@ -183,6 +185,8 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_bandwidth::Bandwidth,
         #[cfg(feature = "gpu")]
         &exp_gpu::Gpu,
+        #[cfg(feature = "gpu")]
+        &exp_upload::Upload,
     ]
 }
 

@@ -70,7 +70,7 @@ impl GpuContext {
     /// The most entities one field buffer holds on this device, and the limit that says so.
     pub fn capacity_limit(&self) -> CapacityLimit {
         let limits = self.device.limits();
-        let binding = u64::from(limits.max_storage_buffer_binding_size);
+        let binding = limits.max_storage_buffer_binding_size;
         let buffer = limits.max_buffer_size;
         let (bytes, name) = if binding <= buffer {
             (binding, "max_storage_buffer_binding_size")

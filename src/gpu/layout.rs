@@ -18,7 +18,7 @@ use super::slots::SlotMap;
 use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::threads::Threads;
-use crate::workload::{EntityState, pack_point};
+use crate::workload::{EntityState, PointSink, SinkPart, pack_point, sink_chunks};
 
 const FIELDS: usize = 8;
 const F32: u64 = 4;
@@ -311,7 +311,7 @@ impl Columns {
         if let Some(error) = bevy_tasks::block_on(scope.pop()) {
             return Err(format!(
                 "the GPU could not allocate {} MiB for {capacity} entities: {error}",
-                capacity as u64 * F32 * (FIELDS as u64 + 1) >> 20
+                (capacity as u64 * F32 * (FIELDS as u64 + 1)) >> 20
             ));
         }
         let k = &ctx.kernels;
@@ -513,15 +513,14 @@ impl Layout<f32> for GpuLayout {
     }
 
     /// Reads the points back (tools and tests only: the renderer draws them where they are).
-    fn gather_points(&mut self, out: &mut [u32], _threads: Threads) {
+    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
         self.flush(&mut self.shared());
-        let n = out.len().min(self.ids.len());
-        let mut done = 0;
-        while done < n {
-            let end = n.min(done + READ_CHUNK);
-            let words = read_buffer(&self.ctx, &self.columns.points, done..end);
-            out[done..end].copy_from_slice(&words);
-            done = end;
+        let mut start = 0;
+        for SinkPart(part) in sink_chunks(out, READ_CHUNK) {
+            let end = start + part.len();
+            let words = read_buffer(&self.ctx, &self.columns.points, start..end);
+            part.write_iter(words.iter().map(|w| w.to_le_bytes()));
+            start = end;
         }
     }
 

@@ -10,7 +10,9 @@ use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, pack_point, regen_one};
+use crate::workload::{
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+};
 
 #[derive(Default)]
 pub struct Aos<S> {
@@ -71,13 +73,11 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         });
     }
 
-    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
         let c = chunk_len(threads, self.len());
-        let parts = out.chunks_mut(c).zip(self.entities.chunks(c));
-        for_each_part(threads, parts, |(out, entities)| {
-            for (o, e) in out.iter_mut().zip(entities) {
-                *o = pack_point(e.x, e.y, e.hp);
-            }
+        let parts = sink_chunks(out, c).zip(self.entities.chunks(c));
+        for_each_part(threads, parts, |(SinkPart(out), entities)| {
+            out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
         });
     }
 

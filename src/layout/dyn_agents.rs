@@ -15,7 +15,9 @@ use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, mix, move_one, pack_point, regen_one};
+use crate::workload::{
+    EntityState, PointSink, SinkPart, mix, move_one, pack_point, regen_one, sink_chunks,
+};
 
 /// The object-oriented entity interface: each kind knows how to update itself.
 pub trait Agent<S: Scalar>: Send + Sync {
@@ -213,13 +215,11 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         });
     }
 
-    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
         let c = chunk_len(threads, self.len());
-        let parts = out.chunks_mut(c).zip(self.agents.chunks(c));
-        for_each_part(threads, parts, |(out, agents)| {
-            for (o, agent) in out.iter_mut().zip(agents) {
-                *o = agent.point();
-            }
+        let parts = sink_chunks(out, c).zip(self.agents.chunks(c));
+        for_each_part(threads, parts, |(SinkPart(out), agents)| {
+            out.write_iter(agents.iter().map(|agent| agent.point().to_le_bytes()));
         });
     }
 

@@ -31,7 +31,8 @@ use crate::memory::{MemoryUse, can_allocate};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one, pack_point, regen_one,
+    EntityState, PointSink, SinkPart, WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one,
+    point_bytes, regen_one, sink_chunks,
 };
 
 /// Which storage a component set asks Bevy for. The component types are generic over it so the
@@ -406,7 +407,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.world.clear_trackers();
     }
 
-    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
         let mut query = self.world.query::<(&Position<S, K>, &Health<S, K>)>();
         let query = query.query(&self.world);
         match query.contiguous_iter() {
@@ -414,24 +415,24 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
             Ok(tables) => {
                 let mut rest = out;
                 for (positions, healths) in tables {
-                    let (head, tail) = rest.split_at_mut(positions.len());
+                    let (head, tail) = rest.split_at(positions.len());
                     rest = tail;
                     let c = chunk_len(threads, positions.len());
-                    let parts = head
-                        .chunks_mut(c)
-                        .zip(positions.chunks(c).zip(healths.chunks(c)));
-                    for_each_part(threads, parts, |(out, (positions, healths))| {
-                        for ((o, p), h) in out.iter_mut().zip(positions).zip(healths) {
-                            *o = pack_point(p.x, p.y, h.hp);
-                        }
+                    let parts =
+                        sink_chunks(head, c).zip(positions.chunks(c).zip(healths.chunks(c)));
+                    for_each_part(threads, parts, |(SinkPart(out), (positions, healths))| {
+                        out.write_iter(
+                            positions
+                                .iter()
+                                .zip(healths)
+                                .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+                        );
                     });
                 }
             }
             // Sparse sets are not dense: one pass in query order.
             Err(_) => {
-                for (o, (p, h)) in out.iter_mut().zip(query.iter()) {
-                    *o = pack_point(p.x, p.y, h.hp);
-                }
+                out.write_iter(query.iter().map(|(p, h)| point_bytes(p.x, p.y, h.hp)));
             }
         }
     }

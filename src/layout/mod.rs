@@ -31,7 +31,7 @@ use crate::error::SimError;
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::Threads;
-use crate::workload::EntityState;
+use crate::workload::{EntityState, PointSink};
 
 /// A storage for entities, driven by [`crate::swarm::Swarm`].
 pub trait Layout<S: Scalar>: Send + Sync {
@@ -65,8 +65,9 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn step_regen(&mut self, dt: S, threads: Threads);
     /// Writes every entity's packed point ([`crate::workload::pack_point`]: position and hp) into
     /// `out` (`out.len() == self.len()`), in whatever order is fastest for this layout: the
-    /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering.
-    fn gather_points(&mut self, out: &mut [u32], threads: Threads);
+    /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering. In
+    /// the app `out` is wgpu's staging memory for the points buffer.
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads);
     /// Visits the entities at logical indices `range`, in order (a layout switch spread over
     /// frames reads one chunk per frame this way).
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>));

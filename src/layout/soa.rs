@@ -10,7 +10,9 @@ use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, move_one, pack_point, regen_one};
+use crate::workload::{
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+};
 
 #[derive(Default)]
 pub struct Soa<S> {
@@ -123,18 +125,21 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         });
     }
 
-    fn gather_points(&mut self, out: &mut [u32], threads: Threads) {
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
         let c = chunk_len(threads, self.len());
-        let parts = out.chunks_mut(c).zip(
+        let parts = sink_chunks(out, c).zip(
             self.x
                 .chunks(c)
                 .zip(self.y.chunks(c))
                 .zip(self.hp.chunks(c)),
         );
-        for_each_part(threads, parts, |(out, ((x, y), hp))| {
-            for (((o, &x), &y), &hp) in out.iter_mut().zip(x).zip(y).zip(hp) {
-                *o = pack_point(x, y, hp);
-            }
+        for_each_part(threads, parts, |(SinkPart(out), ((x, y), hp))| {
+            out.write_iter(
+                x.iter()
+                    .zip(y)
+                    .zip(hp)
+                    .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
+            );
         });
     }
 
