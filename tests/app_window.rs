@@ -247,9 +247,8 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         .expect("one timestamped export folder");
     let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
     assert!(
-        frames.starts_with(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n"
-        ) && frames.lines().count() > 10,
+        frames.starts_with("frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n")
+            && frames.lines().count() > 10,
         "{frames}"
     );
     let scoreboard = std::fs::read_to_string(bundle.join("scoreboard.csv")).unwrap();

@@ -416,6 +416,16 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
     } else {
         scoreboard::paint(ui, &rows);
     }
+    if sim.driver.kind().is_gpu()
+        && let Some(note) = sim.device_note
+    {
+        // The gpu layout gets no bar rather than a CPU time dressed as its own.
+        ui.label(
+            RichText::new(format!("gpu: no bar, simulate not measured ({note})"))
+                .small()
+                .color(Color32::from_rgb(240, 180, 60)),
+        );
+    }
 }
 
 fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {

@@ -161,9 +161,8 @@ impl FrameStats {
 
     /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
     pub fn recent_csv(&self) -> String {
-        let mut out = String::from(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n",
-        );
+        let mut out =
+            String::from("frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n");
         for r in &self.recent {
             out.push_str(&format!(
                 "{},{:.4},{:.4},{},{:.4},{},{},{}\n",

@@ -96,12 +96,16 @@ impl Experiment for Upload {
         let rec = Record::new(NAME, kind.name(), "f32", n).threads(Threads::All);
         let [before, after] = ns;
         Ok(vec![
-            rec.clone()
-                .param("vec+write_buffer")
-                .with("ns_per_entity", "ns", Stats::from_samples(before)),
-            rec.clone()
-                .param("write_buffer_with")
-                .with("ns_per_entity", "ns", Stats::from_samples(after)),
+            rec.clone().param("vec+write_buffer").with(
+                "ns_per_entity",
+                "ns",
+                Stats::from_samples(before),
+            ),
+            rec.clone().param("write_buffer_with").with(
+                "ns_per_entity",
+                "ns",
+                Stats::from_samples(after),
+            ),
             rec.with("ratio_after_to_before", "x", Stats::from_samples(ratios)),
         ])
     }
@@ -133,7 +137,10 @@ impl Experiment for Upload {
                         format!("`{kind}`"),
                         fmt_num(before.p50),
                         fmt_num(after.p50),
-                        format!("x{:.2} (p10 x{:.2}, p90 x{:.2})", ratio.p50, ratio.p10, ratio.p90),
+                        format!(
+                            "x{:.2} (p10 x{:.2}, p90 x{:.2})",
+                            ratio.p50, ratio.p10, ratio.p90
+                        ),
                     ]);
                 }
             }

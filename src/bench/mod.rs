@@ -20,8 +20,6 @@ mod exp_fragmentation;
 mod exp_gather;
 #[cfg(feature = "gpu")]
 mod exp_gpu;
-#[cfg(feature = "gpu")]
-mod exp_upload;
 mod exp_grow;
 mod exp_layouts;
 mod exp_memory;
@@ -31,6 +29,8 @@ mod exp_shrink;
 mod exp_spawn;
 mod exp_switch;
 mod exp_threads;
+#[cfg(feature = "gpu")]
+mod exp_upload;
 mod exp_width;
 
 use std::path::PathBuf;

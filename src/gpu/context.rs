@@ -53,8 +53,8 @@ impl GpuContext {
             ));
         }
         // Lavapipe offers timestamps, and headless they agree with the wall clock (`bench --only
-        // gpu`: 6.55 ms vs 6.74 ms at 1M); inside the app they read 0.17-0.22 ms at 1M and 4M,
-        // whose wall time is 7 and ~27 ms. A software adapter's timestamps are not shown.
+        // gpu`: 6.55 ms vs 6.74 ms at 1M); inside the app they read 0.17 ms at 1M and 0.22 ms at
+        // 4M, where the wall time is ~8 ms at 1M. A software adapter's timestamps are not shown.
         let software = info.device_type == wgpu::DeviceType::Cpu;
         let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY) && !software;
         let kernels = Kernels::new(&device);
