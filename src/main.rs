@@ -310,18 +310,29 @@ fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {
-    let dt = match Dt::new(dt) {
-        Ok(dt) => dt,
-        Err(e) => return usage_error(&e.to_string()),
-    };
-    let config = VerifyConfig {
+/// `verify`'s settings, or exit code 2 naming a bad time step.
+fn verify_config(
+    count: usize,
+    frames: usize,
+    seed: u64,
+    dt: f64,
+) -> Result<VerifyConfig, ExitCode> {
+    let dt = Dt::new(dt).map_err(|e| usage_error(&e.to_string()))?;
+    Ok(VerifyConfig {
         count,
         frames,
         seed,
         dt,
         ..VerifyConfig::default()
+    })
+}
+
+fn verify(count: usize, frames: usize, seed: u64, dt: f64) -> ExitCode {
+    let config = match verify_config(count, frames, seed, dt) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
+    let dt = config.dt;
     println!(
         "verify: {count} entities, {frames} frames, seed {seed}, dt {} s, {} threads in the pool",
         dt.seconds(),
@@ -344,9 +355,9 @@ fn verify_gpu(_count: usize, _frames: usize, _seed: u64, _dt: f64, _bound: u32) 
 
 #[cfg(feature = "gpu")]
 fn verify_gpu(count: usize, frames: usize, seed: u64, dt: f64, bound: u32) -> ExitCode {
-    let dt = match Dt::new(dt) {
-        Ok(dt) => dt,
-        Err(e) => return usage_error(&e.to_string()),
+    let config = match verify_config(count, frames, seed, dt) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
     let ctx = match entity_layouts::gpu::context::shared() {
         Ok(ctx) => ctx,
@@ -354,16 +365,9 @@ fn verify_gpu(count: usize, frames: usize, seed: u64, dt: f64, bound: u32) -> Ex
     };
     println!(
         "verify --gpu: {count} entities, {frames} frames, seed {seed}, dt {} s, against soa (f32)\nadapter: {}",
-        dt.seconds(),
+        config.dt.seconds(),
         ctx.describe()
     );
-    let config = VerifyConfig {
-        count,
-        frames,
-        seed,
-        dt,
-        ..VerifyConfig::default()
-    };
     let runs = match entity_layouts::verify::compare_gpu(&config) {
         Ok(runs) => runs,
         Err(e) => return usage_error(&e.to_string()),

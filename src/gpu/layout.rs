@@ -206,6 +206,15 @@ impl GpuLayout {
         self.ctx.queue.submit([encoder.finish()]);
     }
 
+    /// Carries out pending appends and removals before a pass changes every entity (whose cached
+    /// read-back goes stale); whether there is anything to step.
+    fn ready_to_step(&self) -> bool {
+        let mut shared = self.shared();
+        self.flush(&mut shared);
+        shared.cache = None;
+        !self.ids.is_empty()
+    }
+
     /// The states in slots `slots`, copied to a staging buffer, mapped and read.
     fn read_slots(&self, slots: Range<usize>) -> Vec<EntityState<f32>> {
         let n = slots.len();
@@ -469,11 +478,7 @@ impl Layout<f32> for GpuLayout {
     }
 
     fn step_move(&mut self, dt: f32, _threads: Threads) {
-        let mut shared = self.shared();
-        self.flush(&mut shared);
-        shared.cache = None;
-        drop(shared);
-        if self.ids.is_empty() {
+        if !self.ready_to_step() {
             return;
         }
         let encoder = self.dispatch(
@@ -488,11 +493,7 @@ impl Layout<f32> for GpuLayout {
     }
 
     fn step_regen(&mut self, dt: f32, _threads: Threads) {
-        let mut shared = self.shared();
-        self.flush(&mut shared);
-        shared.cache = None;
-        drop(shared);
-        if self.ids.is_empty() {
+        if !self.ready_to_step() {
             return;
         }
         let mut encoder = self.dispatch(
