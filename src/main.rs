@@ -38,10 +38,11 @@ struct Cli {
 #[derive(Args)]
 struct AppArgs {
     /// Layout to start with: ecs-table, ecs-sparse, ecs-contiguous, soa, aos, boxed,
-    /// boxed-shuffled, dyn-1, dyn-2, dyn-4, dyn-12.
+    /// boxed-shuffled, dyn-1, dyn-2, dyn-4, dyn-12, gpu (needs a GPU adapter with compute).
     #[arg(long, default_value = "ecs-table")]
     layout: LayoutKind,
-    /// Entities to start with, 0 to 10,000,000 (1e6 and 100_000 work too).
+    /// Entities to start with, 0 to 10,000,000 (100,000,000 on the gpu layout where the adapter
+    /// allows; 1e6 and 100_000 work too).
     #[arg(long, default_value = "100000", allow_hyphen_values = true)]
     count: EntityCount,
     /// 1 or all.

@@ -1,6 +1,7 @@
 //! Random sequences of resize, churn, step and switch, from a seeded generator: every layout that
 //! follows the same sequence stays identical to a reference run, entity by entity, and so does a
 //! swarm whose switches are spread over many small steps with everything else going on between.
+//! The gpu layout takes part where an adapter exists (lavapipe in CI, where one must).
 
 use rand::RngExt;
 use rand::SeedableRng;
@@ -25,14 +26,26 @@ enum Switching {
     Spread,
 }
 
+/// Every CPU layout, and the gpu layout where this machine has an adapter.
+fn layouts() -> Vec<LayoutKind> {
+    match entity_layouts::gpu::context::availability() {
+        Ok(()) => LayoutKind::ALL.to_vec(),
+        Err(reason) if std::env::var_os("CI").is_some() => {
+            panic!("CI must have a GPU adapter (lavapipe): {reason}")
+        }
+        Err(_) => LayoutKind::CPU.to_vec(),
+    }
+}
+
 fn random_ops(seed: u64, len: usize) -> Vec<Op> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let layouts = layouts();
     (0..len)
         .map(|_| match rng.random_range(0..5) {
             0 => Op::Resize(rng.random_range(0..3000)),
             1 => Op::Churn(rng.random_range(0..400)),
             2 => Op::Step(Threads::BOTH[rng.random_range(0..2)]),
-            3 => Op::Switch(LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())]),
+            3 => Op::Switch(layouts[rng.random_range(0..layouts.len())]),
             _ => Op::SwitchStep(rng.random_range(0..1200)),
         })
         .collect()
@@ -63,7 +76,7 @@ fn every_layout_follows_random_sequences_exactly() {
         let mut reference = Swarm::<f32>::new(LayoutKind::Soa, seed).unwrap();
         let mut switching = Swarm::<f32>::new(LayoutKind::EcsTable, seed).unwrap();
         let mut spreading = Swarm::<f32>::new(LayoutKind::Boxed, seed).unwrap();
-        let mut fixed: Vec<Swarm<f32>> = LayoutKind::CPU
+        let mut fixed: Vec<Swarm<f32>> = layouts()
             .into_iter()
             .map(|k| Swarm::new(k, seed).unwrap())
             .collect();
@@ -127,13 +140,19 @@ fn every_layout_follows_random_sequences_exactly() {
 #[test]
 fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
     let dt = Dt::default();
-    for kind in LayoutKind::CPU {
+    let mut pairs: Vec<(LayoutKind, LayoutKind)> = layouts()
+        .into_iter()
+        .map(|kind| match kind {
+            LayoutKind::Aos => (LayoutKind::EcsSparse, kind),
+            _ => (LayoutKind::Aos, kind),
+        })
+        .collect();
+    if layouts().contains(&LayoutKind::Gpu) {
+        // Out of the GPU: every removal below the copied part reads one entity back.
+        pairs.push((LayoutKind::Gpu, LayoutKind::Soa));
+    }
+    for (from, kind) in pairs {
         let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, 21, 5000).unwrap();
-        let from = if kind == LayoutKind::Aos {
-            LayoutKind::EcsSparse
-        } else {
-            LayoutKind::Aos
-        };
         let mut spreading = Swarm::<f32>::with_count(from, 21, 5000).unwrap();
         spreading.begin_switch(kind).unwrap();
         for round in 0..6 {
@@ -214,7 +233,7 @@ fn switching_carries_every_entity_over_exactly() {
     let mut swarm = Swarm::<f32>::with_count(LayoutKind::BoxedShuffled, 11, 3333).unwrap();
     swarm.churn(500).unwrap();
     swarm.step(dt, Threads::All);
-    for kind in LayoutKind::CPU {
+    for kind in layouts() {
         let before = swarm.export();
         swarm.switch_to(kind).unwrap();
         assert_eq!(swarm.kind(), kind);
