@@ -8,7 +8,7 @@
 //! `map_async`, then a wait for that one copy, a bounded chunk at a time.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -627,16 +627,25 @@ fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, range: Range<usize>) -> 
 
 /// Maps `staging` for reading and waits for the copies before it to land.
 fn map_and_wait(ctx: &GpuContext, staging: &wgpu::Buffer) {
-    let mapped = Arc::new(AtomicBool::new(false));
-    let flag = mapped.clone();
+    const PENDING: u8 = 0;
+    const MAPPED: u8 = 1;
+    const FAILED: u8 = 2;
+    let state = Arc::new(AtomicU8::new(PENDING));
+    let done = state.clone();
     staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        flag.store(result.is_ok(), Ordering::Release);
+        done.store(if result.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
     });
-    let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
-    if !mapped.load(Ordering::Acquire) {
-        // Only a lost device fails a map after a completed wait; nothing downstream can
-        // continue without the data.
-        panic!("the GPU device was lost while reading the gpu layout back");
+    // Another thread polling the same device (the app's render thread, or a parallel test) may
+    // be the one that runs this callback, a moment after our own wait returns: wait for the
+    // callback itself, not only for the device.
+    loop {
+        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        match state.load(Ordering::Acquire) {
+            MAPPED => return,
+            // Only a lost device fails a map; nothing downstream can continue without the data.
+            FAILED => panic!("the GPU device was lost while reading the gpu layout back"),
+            _ => std::thread::yield_now(),
+        }
     }
 }
 
@@ -654,7 +663,7 @@ struct Timer {
 struct TimerSlot {
     buffer: wgpu::Buffer,
     /// 0: free, 1: copy submitted and mapping, 2: mapped, to be read.
-    state: Arc<std::sync::atomic::AtomicU8>,
+    state: Arc<AtomicU8>,
 }
 
 const QUERIES: u32 = 4;
