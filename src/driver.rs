@@ -367,11 +367,13 @@ impl<S: Scalar> Driver<S> {
         Ok(())
     }
 
-    /// Move and regen for this frame (nothing while paused); counts the frame either way.
+    /// Move and regen for this frame (nothing while paused); counts the frame either way. Then
+    /// the next switch chunk's read starts, to overlap the rest of the frame.
     fn simulate_step(&mut self) {
         if !self.paused {
             self.swarm.step(self.dt, self.threads);
         }
+        self.swarm.prefetch_switch(self.switch_chunk);
         self.frame += 1;
     }
 

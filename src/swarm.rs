@@ -503,6 +503,20 @@ impl<S: Scalar> Swarm<S> {
         copied
     }
 
+    /// Lets the current layout start reading the next `max` entities a pending switch will copy,
+    /// so that a layout whose reads are round trips (the gpu layout) has them by the next
+    /// [`Self::switch_step`]. Prefetches of more than a few million entities are not worth their
+    /// staging memory; those are read when copied.
+    pub fn prefetch_switch(&self, max: usize) {
+        const MOST: usize = 4 << 20;
+        if let Some(switch) = &self.switch
+            && max <= MOST
+        {
+            let end = self.len().min(switch.copied.saturating_add(max));
+            self.layout.prepare_reads(switch.copied..end);
+        }
+    }
+
     /// Where a pending switch stands, if there is one.
     pub fn switch_progress(&self) -> Option<SwitchProgress> {
         self.switch.as_ref().map(|s| SwitchProgress {

@@ -24,6 +24,8 @@ const FIELDS: usize = 8;
 const F32: u64 = 4;
 /// Entities read back per staging buffer: 32 MiB of fields.
 const READ_CHUNK: usize = 1 << 20;
+/// Read-backs kept at once (a prefetched switch chunk and a churn's, with room to spare).
+const MAX_READS: usize = 4;
 /// Buffers start this big and never shrink below it (1 MiB per field).
 const MIN_CAPACITY: usize = 1 << 18;
 
@@ -50,8 +52,10 @@ struct Columns {
 #[derive(Default)]
 struct Shared {
     slots: SlotMap,
-    /// States of slots `start..start + states.len()`, read back since the last change.
-    cache: Option<(usize, Vec<EntityState<f32>>)>,
+    /// Read-backs of slot ranges started since the last change to the slots' contents (a flush
+    /// or a pass), finished when first needed: the next switch chunk, prefetched after the
+    /// step, and the entities a churn is about to read one at a time.
+    reads: Vec<Read>,
     /// The move list and its scratch column, grown to the largest flush so far.
     move_list: Option<(wgpu::Buffer, wgpu::Buffer, usize)>,
 }
@@ -128,7 +132,7 @@ impl GpuLayout {
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.columns = fresh;
-        self.shared().cache = None;
+        self.shared().reads.clear();
         Ok(())
     }
 
@@ -146,7 +150,7 @@ impl GpuLayout {
             return;
         }
         let moves = shared.slots.take_moves(self.ids.len());
-        shared.cache = None;
+        shared.reads.clear();
         if moves.is_empty() {
             return;
         }
@@ -211,56 +215,48 @@ impl GpuLayout {
     fn ready_to_step(&self) -> bool {
         let mut shared = self.shared();
         self.flush(&mut shared);
-        shared.cache = None;
+        shared.reads.clear();
         !self.ids.is_empty()
     }
 
     /// The states in slots `slots`, copied to a staging buffer, mapped and read.
     fn read_slots(&self, slots: Range<usize>) -> Vec<EntityState<f32>> {
+        let mut read = self.start_read(slots);
+        read.finish(&self.ctx);
+        read.states
+    }
+
+    /// Copies slots `slots` of every field into a staging buffer and asks for it to be mapped;
+    /// waits for nothing.
+    fn start_read(&self, slots: Range<usize>) -> Read {
         let n = slots.len();
-        let mut states = vec![EntityState::default(); n];
-        if n == 0 {
-            return states;
-        }
         let column_bytes = n as u64 * F32;
-        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("read back"),
-            size: column_bytes * FIELDS as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.encoder("read back");
-        for (f, field) in self.columns.fields.iter().enumerate() {
-            encoder.copy_buffer_to_buffer(
-                field,
-                slots.start as u64 * F32,
-                &staging,
-                f as u64 * column_bytes,
-                column_bytes,
-            );
-        }
-        self.ctx.queue.submit([encoder.finish()]);
-        map_and_wait(&self.ctx, &staging);
-        {
-            let bytes = staging.get_mapped_range(..);
-            let values: &[f32] = bytemuck::cast_slice(&bytes);
-            for (f, column) in values.chunks_exact(n).enumerate() {
-                for (state, &v) in states.iter_mut().zip(column) {
-                    match f {
-                        0 => state.x = v,
-                        1 => state.y = v,
-                        2 => state.vx = v,
-                        3 => state.vy = v,
-                        4 => state.hp = v,
-                        5 => state.energy = v,
-                        6 => state.regen = v,
-                        _ => state.armor = v,
-                    }
-                }
+        let staging = (n > 0).then(|| {
+            let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("read back"),
+                size: column_bytes * FIELDS as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.encoder("read back");
+            for (f, field) in self.columns.fields.iter().enumerate() {
+                encoder.copy_buffer_to_buffer(
+                    field,
+                    slots.start as u64 * F32,
+                    &staging,
+                    f as u64 * column_bytes,
+                    column_bytes,
+                );
             }
+            self.ctx.queue.submit([encoder.finish()]);
+            let mapped = map_async(&staging);
+            (staging, mapped)
+        });
+        Read {
+            slots,
+            staging,
+            states: Vec::new(),
         }
-        staging.unmap();
-        states
     }
 
     /// Submits one compute pass of `pipeline` over every entity, timed into queries `first` and
@@ -531,17 +527,20 @@ impl Layout<f32> for GpuLayout {
         visit: &mut dyn FnMut(u64, &EntityState<f32>),
     ) {
         let mut shared = self.shared();
-        if let Some((start, states)) = &shared.cache {
-            let cached = |i: usize| {
-                let k = shared.slots.slot(i).checked_sub(*start)?;
-                states.get(k)
-            };
-            if let Some(found) = range.clone().map(cached).collect::<Option<Vec<_>>>() {
-                for (i, state) in range.zip(found) {
+        let slots: Vec<usize> = range.clone().map(|i| shared.slots.slot(i)).collect();
+        let covered = |reads: &[Read], slot: usize| reads.iter().any(|r| r.covers(slot));
+        if !slots.is_empty() && slots.iter().all(|&s| covered(&shared.reads, s)) {
+            for read in &mut shared.reads {
+                if slots.iter().any(|&s| read.covers(s)) {
+                    read.finish(&self.ctx);
+                }
+            }
+            for (i, slot) in range.zip(slots) {
+                if let Some(state) = shared.reads.iter().find_map(|r| r.get(slot)) {
                     visit(self.ids[i], state);
                 }
-                return;
             }
+            return;
         }
         self.flush(&mut shared);
         drop(shared);
@@ -555,8 +554,10 @@ impl Layout<f32> for GpuLayout {
         }
     }
 
-    /// Reads the slots of `range` in one go, so that the single-entity reads a churn makes during
-    /// a switch out of this layout (one per victim) cost no round trip each.
+    /// Starts reading the slots of `range` back, in one go and without waiting: the next
+    /// switch chunk (the driver asks right after the step, so the copy overlaps the rest of the
+    /// frame) and the entities a churn reads one at a time during a switch out of this layout
+    /// (one round trip, not one per victim).
     fn prepare_reads(&self, range: Range<usize>) {
         if range.is_empty() {
             return;
@@ -571,8 +572,11 @@ impl Layout<f32> for GpuLayout {
         if hi - lo > 4 * range.len() + READ_CHUNK {
             return;
         }
-        let states = self.read_slots(lo..hi);
-        shared.cache = Some((lo, states));
+        if shared.reads.len() >= MAX_READS {
+            shared.reads.remove(0);
+        }
+        let read = self.start_read(lo..hi);
+        shared.reads.push(read);
     }
 
     fn memory(&self) -> MemoryUse {
@@ -625,27 +629,90 @@ fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, range: Range<usize>) -> 
     words
 }
 
-/// Maps `staging` for reading and waits for the copies before it to land.
-fn map_and_wait(ctx: &GpuContext, staging: &wgpu::Buffer) {
-    const PENDING: u8 = 0;
-    const MAPPED: u8 = 1;
-    const FAILED: u8 = 2;
+const PENDING: u8 = 0;
+const MAPPED: u8 = 1;
+const FAILED: u8 = 2;
+
+/// Asks for `staging` to be mapped for reading; the state turns `MAPPED` (or `FAILED`) when the
+/// copies before it have landed and a poll has run the callback.
+fn map_async(staging: &wgpu::Buffer) -> Arc<AtomicU8> {
     let state = Arc::new(AtomicU8::new(PENDING));
     let done = state.clone();
     staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        done.store(if result.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+        done.store(
+            if result.is_ok() { MAPPED } else { FAILED },
+            Ordering::Release,
+        );
     });
+    state
+}
+
+/// Waits until a `map_async` is done.
+fn wait_mapped(ctx: &GpuContext, state: &AtomicU8) {
     // Another thread polling the same device (the app's render thread, or a parallel test) may
-    // be the one that runs this callback, a moment after our own wait returns: wait for the
+    // be the one that runs the callback, a moment after our own wait returns: wait for the
     // callback itself, not only for the device.
     loop {
-        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
         match state.load(Ordering::Acquire) {
             MAPPED => return,
             // Only a lost device fails a map; nothing downstream can continue without the data.
             FAILED => panic!("the GPU device was lost while reading the gpu layout back"),
-            _ => std::thread::yield_now(),
+            _ => {}
         }
+        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        std::thread::yield_now();
+    }
+}
+
+/// Maps `staging` for reading and waits for the copies before it to land.
+fn map_and_wait(ctx: &GpuContext, staging: &wgpu::Buffer) {
+    wait_mapped(ctx, &map_async(staging));
+}
+
+/// A read-back of a range of slots: started (copied and being mapped), then finished (decoded).
+struct Read {
+    slots: Range<usize>,
+    staging: Option<(wgpu::Buffer, Arc<AtomicU8>)>,
+    states: Vec<EntityState<f32>>,
+}
+
+impl Read {
+    fn covers(&self, slot: usize) -> bool {
+        self.slots.contains(&slot)
+    }
+
+    /// Waits for the mapping if it has not landed yet, and decodes the fields.
+    fn finish(&mut self, ctx: &GpuContext) {
+        let Some((staging, state)) = self.staging.take() else {
+            return;
+        };
+        wait_mapped(ctx, &state);
+        let n = self.slots.len();
+        let mut states = vec![EntityState::default(); n];
+        {
+            let bytes = staging.get_mapped_range(..);
+            let values: &[f32] = bytemuck::cast_slice(&bytes);
+            for (f, column) in values.chunks_exact(n).enumerate() {
+                for (state, &v) in states.iter_mut().zip(column) {
+                    match f {
+                        0 => state.x = v,
+                        1 => state.y = v,
+                        2 => state.vx = v,
+                        3 => state.vy = v,
+                        4 => state.hp = v,
+                        5 => state.energy = v,
+                        6 => state.regen = v,
+                        _ => state.armor = v,
+                    }
+                }
+            }
+        }
+        staging.unmap();
+        self.states = states;
+    }
+
+    fn get(&self, slot: usize) -> Option<&EntityState<f32>> {
+        self.states.get(slot.checked_sub(self.slots.start)?)
     }
 }
 
