@@ -16,8 +16,11 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub(crate) kernels: Kernels,
-    /// Whether compute passes can write timestamps (the scoreboard's simulate time).
+    /// Whether the simulate time is taken from timestamps: the device has them and they time
+    /// the work (not on a software rasterizer, below).
     pub timestamps: bool,
+    /// Whether the device can write timestamps at all.
+    pub has_timestamp_queries: bool,
 }
 
 /// What one field's buffer may hold: the smaller of the adapter's largest storage binding and
@@ -56,7 +59,8 @@ impl GpuContext {
         // gpu`: 6.55 ms vs 6.74 ms at 1M); inside the app they read 0.17 ms at 1M and 0.22 ms at
         // 4M, where the wall time is ~8 ms at 1M. A software adapter's timestamps are not shown.
         let software = info.device_type == wgpu::DeviceType::Cpu;
-        let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY) && !software;
+        let has_timestamp_queries = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let timestamps = has_timestamp_queries && !software;
         let kernels = Kernels::new(&device);
         Ok(Self {
             device,
@@ -64,6 +68,7 @@ impl GpuContext {
             info,
             kernels,
             timestamps,
+            has_timestamp_queries,
         })
     }
 
