@@ -224,9 +224,11 @@ impl<S: Scalar> Driver<S> {
     }
 
     /// Every entity's packed point into `out` (exactly [`Self::len`] points: wgpu's staging
-    /// memory in the app), on the driver's thread setting.
+    /// memory in the app), on every core whatever the thread setting: the setting is the
+    /// simulation's, and this is the renderer's path, which no layout should wait on longer
+    /// than it must.
     pub fn gather_points_into(&mut self, out: crate::workload::PointSink<'_>) {
-        self.swarm.gather_points_into(out, self.threads);
+        self.swarm.gather_points_into(out, Threads::All);
     }
 
     /// Waits until layouts replaced by switches are freed (benchmarks, before measuring).
