@@ -235,29 +235,8 @@ impl GpuLayout {
     /// Copies slots `slots` of every field into a staging buffer and asks for it to be mapped;
     /// waits for nothing.
     fn start_read(&self, slots: Range<usize>) -> Read {
-        let n = slots.len();
-        let column_bytes = n as u64 * F32;
-        let staging = (n > 0).then(|| {
-            let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("read back"),
-                size: column_bytes * FIELDS as u64,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut encoder = self.encoder("read back");
-            for (f, field) in self.columns.fields.iter().enumerate() {
-                encoder.copy_buffer_to_buffer(
-                    field,
-                    slots.start as u64 * F32,
-                    &staging,
-                    f as u64 * column_bytes,
-                    column_bytes,
-                );
-            }
-            self.ctx.queue.submit([encoder.finish()]);
-            let mapped = map_async(&staging);
-            (staging, mapped)
-        });
+        let staging = (!slots.is_empty())
+            .then(|| stage(&self.ctx, self.columns.fields.iter(), slots.clone()));
         Read {
             slots,
             staging,
@@ -614,25 +593,47 @@ impl Layout<f32> for GpuLayout {
 
 /// `words` u32s of `buffer` (slots `range`), copied to a staging buffer, mapped and read.
 fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, range: Range<usize>) -> Vec<u32> {
-    let bytes = range.len() as u64 * F32;
-    if bytes == 0 {
+    if range.is_empty() {
         return Vec::new();
     }
+    let (staging, mapped) = stage(ctx, std::iter::once(buffer), range);
+    wait_mapped(ctx, &mapped);
+    let words = bytemuck::cast_slice(&staging.get_mapped_range(..)).to_vec();
+    staging.unmap();
+    words
+}
+
+/// Copies slots `slots` of each of `columns`, one after another, into a new staging buffer, and
+/// asks for it to be mapped for reading; waits for nothing.
+fn stage<'a>(
+    ctx: &GpuContext,
+    columns: impl ExactSizeIterator<Item = &'a wgpu::Buffer>,
+    slots: Range<usize>,
+) -> (wgpu::Buffer, Arc<AtomicU8>) {
+    let column_bytes = slots.len() as u64 * F32;
     let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("read back"),
-        size: bytes,
+        size: column_bytes * columns.len() as u64,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     let mut encoder = ctx
         .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    encoder.copy_buffer_to_buffer(buffer, range.start as u64 * F32, &staging, 0, bytes);
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read back"),
+        });
+    for (k, column) in columns.enumerate() {
+        encoder.copy_buffer_to_buffer(
+            column,
+            slots.start as u64 * F32,
+            &staging,
+            k as u64 * column_bytes,
+            column_bytes,
+        );
+    }
     ctx.queue.submit([encoder.finish()]);
-    map_and_wait(ctx, &staging);
-    let words = bytemuck::cast_slice(&staging.get_mapped_range(..)).to_vec();
-    staging.unmap();
-    words
+    let mapped = map_async(&staging);
+    (staging, mapped)
 }
 
 const PENDING: u8 = 0;
@@ -668,11 +669,6 @@ fn wait_mapped(ctx: &GpuContext, state: &AtomicU8) {
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
         std::thread::yield_now();
     }
-}
-
-/// Maps `staging` for reading and waits for the copies before it to land.
-fn map_and_wait(ctx: &GpuContext, staging: &wgpu::Buffer) {
-    wait_mapped(ctx, &map_async(staging));
 }
 
 /// A read-back of a range of slots: started (copied and being mapped), then finished (decoded).
