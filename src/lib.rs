@@ -18,6 +18,8 @@
 //! - [`script`]: the text format of timed actions, and a windowless replay.
 //! - [`verify`]: the proof that every layout computes bit-identical states.
 //! - [`soak`]: long runs of random actions, checked against a reference and for memory growth.
+//! - [`counters`]: why a layout costs what it does: instructions, cache and branch events per
+//!   entity, from the CPU's counters or cachegrind's simulated ones.
 //! - [`bench`]: the headless bench, the studies' experiments and past them.
 //!
 //! The windowed app (`src/app/`, behind the `app` feature) sits on top of all of it.
@@ -31,6 +33,7 @@
 
 pub mod action;
 pub mod bench;
+pub mod counters;
 pub mod driver;
 pub mod error;
 #[cfg(feature = "gpu")]

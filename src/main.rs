@@ -147,6 +147,18 @@ enum Command {
         #[arg(long, default_value = "soak-shots", requires = "write_script")]
         shots: PathBuf,
     },
+    /// Internal: build a population and step it, nothing else; what `bench --only counters` runs
+    /// under cachegrind (`entity_layouts::counters`).
+    #[command(hide = true)]
+    CountFrames {
+        #[arg(long)]
+        layout: LayoutKind,
+        #[arg(long)]
+        count: BenchCount,
+        /// Frames to step, warm-up included.
+        #[arg(long)]
+        frames: usize,
+    },
 }
 
 #[derive(Args)]
@@ -219,6 +231,11 @@ fn main() -> ExitCode {
             max_count,
             ..
         } => soak(minutes, seed, max_count.0),
+        Command::CountFrames {
+            layout,
+            count,
+            frames,
+        } => count_frames(layout, count.0, frames),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e.to_string()),
@@ -419,6 +436,23 @@ fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -
     }
     println!("{}", run.driver.final_line());
     ExitCode::SUCCESS
+}
+
+fn count_frames(layout: LayoutKind, n: usize, frames: usize) -> ExitCode {
+    use entity_layouts::counters::{FrameSpec, run_frames};
+    let spec = FrameSpec {
+        layout,
+        n,
+        warmup: 0,
+        frames,
+    };
+    match run_frames(&spec, |frames| frames()) {
+        Ok(((), checksum)) => {
+            println!("{layout} {n} entities, {frames} frames: checksum {checksum:016x}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(&e.to_string()),
+    }
 }
 
 fn write_soak_script(

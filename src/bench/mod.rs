@@ -12,6 +12,7 @@ pub mod studies;
 
 mod exp_bandwidth;
 mod exp_churn;
+pub mod exp_counters;
 mod exp_crossings;
 mod exp_dispatch;
 mod exp_ecs_vs_soa;
@@ -183,6 +184,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_memory::Memory,
         &exp_shrink::Shrink,
         &exp_bandwidth::Bandwidth,
+        &exp_counters::Counters,
         #[cfg(feature = "gpu")]
         &exp_gpu::Gpu,
         #[cfg(feature = "gpu")]

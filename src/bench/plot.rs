@@ -97,7 +97,110 @@ pub fn plots(records: &[Record], machine: Option<&Machine>) -> Vec<(String, Stri
             ),
         ));
     }
+    out.extend(served_bars(records));
     out
+}
+
+/// Per layout, where each entity's data accesses were served (L1, the last level, memory), as
+/// stacked horizontal bars: one plot per count the simulated counters ran at. Simulated counts
+/// only (see [`crate::counters::PerEntity::served`]).
+fn served_bars(records: &[Record]) -> Vec<(String, String)> {
+    use super::exp_counters::{NAME, SIMULATED, per_entity};
+    let mut counts: Vec<u64> = records
+        .iter()
+        .filter(|r| r.experiment == NAME && r.param == SIMULATED && r.metric == "instructions")
+        .map(|r| r.n)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut out = Vec::new();
+    for n in counts {
+        let bars: Vec<(String, [f64; 3])> = crate::layout::LayoutKind::CPU
+            .iter()
+            .filter_map(|k| {
+                per_entity(records, &k.name(), n, SIMULATED).map(|run| (k.name(), run.served()))
+            })
+            .collect();
+        let title = format!(
+            "where each entity's data accesses are served, {} entities (simulated: cachegrind, 32 KiB L1d, 32 MiB LL)",
+            short_count(n as f64)
+        );
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
+            let _ = root.fill(&WHITE);
+            draw_bars(&root, &title, &bars).expect("drawing into a string cannot fail");
+            root.present().expect("svg string backend");
+        }
+        out.push((format!("counters_served_{}.svg", short_count(n as f64)), svg));
+    }
+    out
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    bars: &[(String, [f64; 3])],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let widest = bars
+        .iter()
+        .map(|(_, s)| s.iter().sum::<f64>())
+        .fold(1.0, f64::max);
+    let names: Vec<String> = bars.iter().map(|(n, _)| n.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 17))
+        .margin(16)
+        .margin_right(40)
+        .x_label_area_size(44)
+        .y_label_area_size(120)
+        .build_cartesian_2d(0.0..widest * 1.25, -0.5..bars.len() as f64 - 0.5)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(bars.len())
+        .y_label_formatter(&|y| {
+            let i = y.round();
+            if (y - i).abs() < 0.01 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("data accesses per entity per frame (move + regen, f32)")
+        .draw()?;
+    let levels = [
+        ("L1 hit", RGBColor(76, 156, 96)),
+        ("last-level hit", RGBColor(230, 160, 40)),
+        ("memory", RGBColor(200, 50, 50)),
+    ];
+    for (level, (label, color)) in levels.iter().enumerate() {
+        let rects = bars.iter().enumerate().map(|(i, (_, served))| {
+            let start: f64 = served[..level].iter().sum();
+            let y = i as f64;
+            Rectangle::new(
+                [(start, y - 0.35), (start + served[level], y + 0.35)],
+                color.filled(),
+            )
+        });
+        let color = *color;
+        chart
+            .draw_series(rects)?
+            .label(*label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+    }
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, served))| {
+        Text::new(
+            format!("{:.2} to memory", served[2]),
+            (served.iter().sum::<f64>() + widest * 0.01, i as f64 + 0.15),
+            ("sans-serif", 13).into_font(),
+        )
+    }))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
 }
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;

@@ -70,3 +70,10 @@ pub const CPP_OOP_MS: f64 = 8.34;
 pub const CPP_ECS_MS: f64 = 1.47;
 pub const CPP_SPEEDUP_10K: f64 = 3.5;
 pub const CPP_SPEEDUP_10M: f64 = 6.0;
+
+/// The C++ article's `perf stat` table, OOP against ECS at 1M entities (Ryzen 7 5800X): cache
+/// references and misses (the article does not say per frame or per run of 100 frames), IPC.
+pub const CPP_CACHE_REFS: (f64, f64) = (18.2e6, 4.1e6);
+pub const CPP_CACHE_MISSES: (f64, f64) = (5.4e6, 0.12e6);
+pub const CPP_MISS_PCT: (f64, f64) = (29.7, 2.9);
+pub const CPP_IPC: (f64, f64) = (0.71, 3.12);

@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -79,6 +80,13 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         for_each_part(threads, parts, |(SinkPart(out), entities)| {
             out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
         });
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        for i in range {
+            state_regions(i, &self.entities[i], out);
+            out.push(Region::of(&self.ids[i], Field::Id, i));
+        }
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {

@@ -15,6 +15,7 @@ use std::ops::Range;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
@@ -136,6 +137,13 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         for_each_part(threads, parts, |(SinkPart(out), entities)| {
             out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
         });
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        for i in range {
+            state_regions(i, &*self.boxes[i], out);
+            out.push(Region::of(&self.ids[i], Field::Id, i));
+        }
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {

@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
+use crate::layout::regions::{Field, Region};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -26,6 +27,8 @@ pub trait Agent<S: Scalar>: Send + Sync {
     /// The renderer's packed point (position and hp).
     fn point(&self) -> u32;
     fn state(&self) -> EntityState<S>;
+    /// Where each field (in `EntityState` order) sits inside this object.
+    fn regions(&self, entity: usize, out: &mut Vec<Region>);
 }
 
 /// Where field `field` (in `EntityState` order) lives in kind `KIND`'s storage.
@@ -78,6 +81,12 @@ impl<S: Scalar, const KIND: usize> Agent<S> for Kind<S, KIND> {
 
     fn state(&self) -> EntityState<S> {
         EntityState::from_array(std::array::from_fn(|f| self.fields[slot(KIND, f)]))
+    }
+
+    fn regions(&self, entity: usize, out: &mut Vec<Region>) {
+        for (f, field) in Field::STATE.into_iter().enumerate() {
+            out.push(Region::of(&self.fields[slot(KIND, f)], field, entity));
+        }
     }
 }
 
@@ -221,6 +230,13 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         for_each_part(threads, parts, |(SinkPart(out), agents)| {
             out.write_iter(agents.iter().map(|agent| agent.point().to_le_bytes()));
         });
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        for i in range {
+            self.agents[i].regions(i, out);
+            out.push(Region::of(&self.ids[i], Field::Id, i));
+        }
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {

@@ -23,6 +23,7 @@ use bevy_ecs::entity::Entity;
 use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
+use crate::layout::regions::{Field, Region};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
@@ -105,6 +106,17 @@ type Everything<S, K> = (
     &'static Energy<S, K>,
     &'static Regen<S, K>,
     &'static Armor<S, K>,
+);
+
+/// One entity's components, borrowed from the world.
+type Components<'a, S, K> = (
+    &'a EntityId<K>,
+    &'a Position<S, K>,
+    &'a Velocity<S, K>,
+    &'a Health<S, K>,
+    &'a Energy<S, K>,
+    &'a Regen<S, K>,
+    &'a Armor<S, K>,
 );
 
 /// What the systems read for this step: a resource, as Bevy systems get their parameters.
@@ -292,6 +304,31 @@ impl<S: Scalar> EcsLayout<S, InSparseSet> {
 }
 
 impl<S: Scalar, K: Storage> EcsLayout<S, K> {
+    /// All seven components of one listed entity.
+    fn components<'a>(
+        &'a self,
+        query: &'a Query<'_, '_, Everything<S, K>>,
+        entity: Entity,
+    ) -> Components<'a, S, K> {
+        // After `world_mut` added archetypes the prepared query may not know, read directly.
+        query
+            .get(entity)
+            .ok()
+            .or_else(|| {
+                let e = self.world.get_entity(entity).ok()?;
+                Some((
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                    e.get()?,
+                ))
+            })
+            .expect("every listed entity has all seven components")
+    }
+
     fn with_schedules(
         variant: EcsVariant,
         move_schedule: Schedule,
@@ -437,26 +474,32 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
     }
 
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        let query = self.everything.query_manual(&self.world);
+        for i in range {
+            let (id, p, v, h, e, r, a) = self.components(&query, self.entities[i]);
+            for (value, field) in [
+                (&p.x, Field::X),
+                (&p.y, Field::Y),
+                (&v.x, Field::Vx),
+                (&v.y, Field::Vy),
+                (&h.hp, Field::Hp),
+                (&e.value, Field::Energy),
+                (&r.per_second, Field::Regen),
+                (&a.value, Field::Armor),
+            ] {
+                out.push(Region::of(value, field, i));
+            }
+            out.push(Region::of(&id.0, Field::Id, i));
+        }
+    }
+
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
         // One entity lookup per entity through a prepared query, instead of one per component:
         // this is what a layout switch out of the ECS costs.
         let query = self.everything.query_manual(&self.world);
         for &entity in &self.entities[range] {
-            // After `world_mut` added archetypes the prepared query may not know, read directly.
-            let found = query.get(entity).ok().or_else(|| {
-                let e = self.world.get_entity(entity).ok()?;
-                Some((
-                    e.get()?,
-                    e.get()?,
-                    e.get()?,
-                    e.get()?,
-                    e.get()?,
-                    e.get()?,
-                    e.get()?,
-                ))
-            });
-            let (id, p, v, h, e, r, a) =
-                found.expect("every listed entity has all seven components");
+            let (id, p, v, h, e, r, a) = self.components(&query, entity);
             let state = EntityState {
                 x: p.x,
                 y: p.y,

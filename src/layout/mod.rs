@@ -11,6 +11,7 @@ mod aos;
 mod boxed;
 mod dyn_agents;
 mod ecs;
+pub mod regions;
 mod soa;
 
 use std::collections::TryReserveError;
@@ -75,6 +76,10 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
         self.for_each_entity_in(0..self.len(), visit);
     }
+    /// Appends where the entities at logical indices `range` live: each field's (and id's)
+    /// address and length in this layout's live storage ([`regions`]; the app's memory view).
+    /// A layout whose data is not in this process's memory (the gpu layout) appends nothing.
+    fn regions(&self, _range: Range<usize>, _out: &mut Vec<regions::Region>) {}
     /// A hint: the entities at logical indices `range` are about to be read one at a time (a
     /// churn during a switch out of this layout). A layout whose reads are round trips (the
     /// gpu layout) fetches them in one go; the others ignore it.

@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use crate::layout::regions::{Field, Region};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -141,6 +142,25 @@ impl<S: Scalar> Layout<S> for Soa<S> {
                     .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
             );
         });
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        let columns = [
+            &self.x,
+            &self.y,
+            &self.vx,
+            &self.vy,
+            &self.hp,
+            &self.energy,
+            &self.regen,
+            &self.armor,
+        ];
+        for i in range {
+            for (column, field) in columns.iter().zip(Field::STATE) {
+                out.push(Region::of(&column[i], field, i));
+            }
+            out.push(Region::of(&self.ids[i], Field::Id, i));
+        }
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {

@@ -1,0 +1,298 @@
+//! Counters: why each layout costs what it costs (the C++ article's `perf stat` table, past it
+//! for every layout). Per entity per frame, move + regen, f32, one thread: instructions, L1d
+//! accesses and misses, last-level accesses and misses, branch misses; cycles and IPC where real
+//! counters exist. Real (the PMU) and simulated (cachegrind, pinned geometry) figures are kept
+//! apart: each record says which in its `param`, each table holds one kind.
+
+use super::Cell;
+use super::record::{Query, Record};
+use super::studies::{CPP_CACHE_MISSES, CPP_CACHE_REFS, CPP_IPC, CPP_MISS_PCT};
+use super::{BenchConfig, BenchError, Experiment, fmt_count, fmt_num, table};
+use crate::counters::{FrameSpec, PerEntity, cachegrind, pmu};
+use crate::layout::LayoutKind;
+
+pub struct Counters;
+
+pub const NAME: &str = "counters";
+pub const REAL: &str = "real";
+pub const SIMULATED: &str = "simulated";
+
+/// The counts the full run counts at: cache-resident, past the last level, far past it.
+pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000])
+}
+
+impl Experiment for Counters {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Counters: why, per entity per frame (real PMU counters and cachegrind's simulated ones)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in default_counts(cfg) {
+            for kind in LayoutKind::CPU {
+                cells.push(format!("{kind}:n={n}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let c = Cell::new(NAME, cell);
+        let [layout, count] = c.parts::<2>("<layout>:n=<count>")?;
+        let kind: LayoutKind = layout.parse().map_err(|_| c.bad("<layout>:n=<count>"))?;
+        let n: usize = Cell::new(NAME, count).value("n=", "")?;
+        let spec = FrameSpec::for_count(kind, n);
+        let base = |what: &str| Record::new(NAME, what, "f32", n);
+        let mut out = Vec::new();
+
+        match pmu::count(&spec) {
+            Ok(real) => {
+                out.extend(records(kind, n, REAL, &real.per_entity));
+                out.push(
+                    base(&kind.name())
+                        .param(REAL)
+                        .value("running_pct", "%", real.running_pct),
+                );
+            }
+            Err(reason) => out.push(base(REAL).param(reason).value("unavailable", "", 0.0)),
+        }
+
+        let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
+            experiment: NAME.into(),
+            cell: cell.into(),
+            reason: format!("cannot find this program's binary for cachegrind: {e}"),
+        })?;
+        match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
+            Ok(sim) => {
+                out.extend(records(kind, n, SIMULATED, &sim.per_entity));
+                out.push(
+                    base("cachegrind")
+                        .param(format!("{} ({})", sim.geometry, sim.valgrind))
+                        .value("geometry", "", 0.0),
+                );
+            }
+            Err(reason) => out.push(base(SIMULATED).param(reason).value("unavailable", "", 0.0)),
+        }
+        Ok(out)
+    }
+
+    fn render(&self, _cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut md = String::from(METHOD);
+        let note = |what: &str, metric: &str| {
+            mine.iter()
+                .find(|r| r.layout == what && r.metric == metric)
+                .map(|r| r.param.clone())
+        };
+        if let Some(geometry) = note("cachegrind", "geometry") {
+            md.push_str(&format!("\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"));
+        }
+        for (source, what) in [(REAL, "Real counters"), (SIMULATED, "Simulated counters")] {
+            if let Some(reason) = note(source, "unavailable") {
+                md.push_str(&format!("\n{what}: not measured: {reason}\n"));
+            }
+        }
+        let mut counts: Vec<u64> = mine.iter().filter(|r| r.metric == "instructions").map(|r| r.n).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        for source in [SIMULATED, REAL] {
+            for &n in &counts {
+                let rows: Vec<Vec<String>> = LayoutKind::CPU
+                    .iter()
+                    .filter_map(|kind| {
+                        let run = per_entity(mine, &kind.name(), n, source)?;
+                        let mut row = vec![
+                            format!("`{kind}`"),
+                            fmt_num(run.instructions),
+                            fmt_num(run.l1d_accesses),
+                            format!("{} ({:.1}%)", fmt_num(run.l1d_misses), run.l1d_miss_pct()),
+                            fmt_num(run.ll_accesses),
+                            format!("{} ({:.1}%)", fmt_num(run.ll_misses), run.ll_miss_pct()),
+                            fmt_num(run.branch_misses),
+                        ];
+                        if source == REAL {
+                            row.push(run.cycles.map_or("-".into(), fmt_num));
+                            row.push(run.ipc().map_or("-".into(), |i| format!("{i:.2}")));
+                            row.push(
+                                Query::metric("running_pct")
+                                    .layout(&kind.name())
+                                    .n(n)
+                                    .param(REAL)
+                                    .find(mine)
+                                    .map_or("-".into(), |r| format!("{:.0}%", r.p50)),
+                            );
+                        }
+                        Some(row)
+                    })
+                    .collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                let mut header = vec![
+                    "layout",
+                    "instructions",
+                    "L1d accesses",
+                    "L1d misses",
+                    "LL accesses",
+                    "LL misses",
+                    "branch misses",
+                ];
+                if source == REAL {
+                    header.extend(["cycles", "IPC", "counting (multiplexing)"]);
+                }
+                md.push_str(&format!(
+                    "\n### {source}, {} entities: per entity per frame\n\n{}",
+                    fmt_count(n),
+                    table(&header, &rows)
+                ));
+            }
+        }
+        md.push_str(&beside_the_article(mine));
+        md
+    }
+}
+
+const METHOD: &str = "Per entity per frame: one frame is move + regen (`Swarm::step`), f32, one thread, \
+after the population is complete and has run its warm-up frames. **Simulated**: valgrind's cachegrind \
+with a pinned geometry (the C++ article's Ryzen 7 5800X), the same on every host; each figure is the \
+difference of two runs, `W + K` and `W + 2K` frames, so that spawning, start-up and exit cancel \
+(valgrind 3.19 has no start/stop client requests); cachegrind simulates L1 and the last level only, \
+and no time: no cycles, no IPC. L1d accesses are data reads and writes; LL accesses are L1 misses \
+(data and instruction); LL misses went to memory. **Real**: the CPU's counters through \
+`perf_event_open`, enabled around the K frames only; the L1d events count reads, the LL events are \
+the kernel's generic cache-references / cache-misses; a count that shared its register \
+(multiplexing) is scaled, and the table says how much of the time it counted.\n";
+
+/// The records of one counted run.
+fn records(kind: LayoutKind, n: usize, source: &str, run: &PerEntity) -> Vec<Record> {
+    run.fields()
+        .into_iter()
+        .map(|(metric, v)| {
+            Record::new(NAME, kind.name(), "f32", n)
+                .param(source)
+                .value(metric, "per entity", v)
+        })
+        .collect()
+}
+
+/// One layout's counted run at `n`, read back from the records.
+pub fn per_entity(records: &[Record], layout: &str, n: u64, source: &str) -> Option<PerEntity> {
+    PerEntity::from_fields(|metric| {
+        Query::metric(metric)
+            .layout(layout)
+            .n(n)
+            .param(source)
+            .find(records)
+            .filter(|r| r.experiment == NAME)
+            .map(|r| r.p50)
+    })
+}
+
+/// The article's table (OOP vs ECS at 1M: cache references, misses, IPC) with ours beside it:
+/// `dyn-1` is its OOP (a vtable call per entity on a boxed object), `soa` and `ecs-contiguous`
+/// its ECS. Per frame at 1M entities, and per entity.
+fn beside_the_article(mine: &[Record]) -> String {
+    const N: u64 = 1_000_000;
+    let ours = ["dyn-1", "soa", "ecs-contiguous"];
+    let mut md = String::new();
+    for source in [SIMULATED, REAL] {
+        let runs: Vec<Option<PerEntity>> = ours
+            .iter()
+            .map(|l| per_entity(mine, l, N, source))
+            .collect();
+        if runs.iter().all(Option::is_none) {
+            continue;
+        }
+        let per_frame = |f: fn(&PerEntity) -> f64| -> Vec<String> {
+            runs.iter()
+                .map(|r| {
+                    r.as_ref()
+                        .map_or("-".into(), |r| format!("{}M", fmt_num(f(r))))
+                })
+                .collect()
+        };
+        let mut refs = vec![
+            "cache references (LL accesses)".to_string(),
+            format!("{}M", CPP_CACHE_REFS.0 / 1e6),
+            format!("{}M", CPP_CACHE_REFS.1 / 1e6),
+        ];
+        refs.extend(per_frame(|r| r.ll_accesses));
+        let mut misses = vec![
+            "cache misses (LL misses)".to_string(),
+            format!("{}M ({}%)", CPP_CACHE_MISSES.0 / 1e6, CPP_MISS_PCT.0),
+            format!("{}M ({}%)", CPP_CACHE_MISSES.1 / 1e6, CPP_MISS_PCT.1),
+        ];
+        misses.extend(runs.iter().map(|r| {
+            r.as_ref().map_or("-".into(), |r| {
+                format!("{}M ({:.1}%)", fmt_num(r.ll_misses), r.ll_miss_pct())
+            })
+        }));
+        let mut ipc = vec![
+            "IPC".to_string(),
+            format!("{}", CPP_IPC.0),
+            format!("{}", CPP_IPC.1),
+        ];
+        ipc.extend(runs.iter().map(|r| match r {
+            None => "-".into(),
+            Some(r) => r.ipc().map_or_else(
+                || "n/a (simulated: no time)".into(),
+                |i| format!("{i:.2}"),
+            ),
+        }));
+        let mut instructions = vec!["instructions".to_string(), "-".into(), "-".into()];
+        instructions.extend(per_frame(|r| r.instructions));
+        let header: Vec<String> = ["", "article OOP", "article ECS"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(ours.iter().map(|l| format!("`{l}` ({source})")))
+            .collect();
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        md.push_str(&format!(
+            "\n### Beside the article: 1,000,000 entities, {source}, per frame in millions (at 1M entities, also the count per entity)\n\n{}",
+            table(&header, &[refs, misses, ipc, instructions])
+        ));
+    }
+    if !md.is_empty() {
+        md.push_str("\nThe article's figures: Ryzen 7 5800X, GCC 13.2 -O2 -march=native, 1M entities, 100 frames; it does not say whether its counts are per frame or per run. Its OOP is a vtable call per heap object (ours: `dyn-1`), its ECS a loop over SoA arrays (ours: `soa`, and Bevy's tuned `ecs-contiguous`).\n");
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_name_every_cpu_layout_at_every_count() {
+        let cfg = BenchConfig::new(true);
+        let cells = Counters.cells(&cfg, &[]);
+        assert_eq!(cells.len(), LayoutKind::CPU.len());
+        assert!(cells.contains(&"dyn-12:n=10000".to_string()));
+        for bad in ["soa", "nope:n=10", "soa:n=x", "soa:10"] {
+            assert!(Counters.run_cell(&cfg, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn records_read_back_per_source() {
+        let run = PerEntity {
+            instructions: 20.0,
+            l1d_accesses: 9.0,
+            ll_accesses: 1.0,
+            ll_misses: 0.5,
+            ..PerEntity::default()
+        };
+        let mut recs = records(LayoutKind::Soa, 1_000_000, SIMULATED, &run);
+        assert_eq!(per_entity(&recs, "soa", 1_000_000, SIMULATED), Some(run));
+        assert_eq!(per_entity(&recs, "soa", 1_000_000, REAL), None);
+        recs.extend(records(LayoutKind::Dyn(1), 1_000_000, SIMULATED, &run));
+        let md = beside_the_article(&recs);
+        assert!(md.contains("18.2M") && md.contains("0.500M (50.0%)"), "{md}");
+        assert!(md.contains("n/a (simulated: no time)"), "{md}");
+        assert!(!md.contains("(real)"), "{md}");
+    }
+}

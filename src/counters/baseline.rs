@@ -1,0 +1,152 @@
+//! The regression check that noise cannot break: each layout's simulated per-entity counts at a
+//! CI-sized population, compared with a committed baseline (`benches/counts-baseline.json`).
+//! Wall-clock ratios on shared 2-core VMs swing by 25% from run to run; cachegrind's counts of
+//! the same binary are exact, so a tolerance of a few percent catches a kernel that got slower
+//! (more instructions, more misses) and nothing else.
+//!
+//! `cargo bench --bench counts` runs it (`-- --bless` rewrites the baseline after an intended
+//! change); `.ci/run` fails on a regression, naming the layout and the figure.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::PerEntity;
+
+/// The population the check counts: big enough that per-frame overhead is a rounding error per
+/// entity, small enough that every layout runs under cachegrind in seconds.
+pub const CHECK_COUNT: usize = 100_000;
+
+/// The figures the check compares, with the smallest change per entity that counts as one
+/// (a miss count near zero would otherwise fail on a change of a hundredth).
+pub const CHECKED: [(&str, f64); 5] = [
+    ("instructions", 0.5),
+    ("l1d_accesses", 0.2),
+    ("l1d_misses", 0.02),
+    ("ll_misses", 0.02),
+    ("branch_misses", 0.02),
+];
+
+/// What is committed: how the counts were taken, and each layout's figures per entity per frame.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// The cache geometry cachegrind reported.
+    pub geometry: String,
+    pub n: usize,
+    /// Largest accepted increase, in percent, above the per-figure floor.
+    pub tolerance_pct: f64,
+    pub layouts: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+impl Baseline {
+    pub fn new(geometry: String, n: usize, tolerance_pct: f64) -> Self {
+        Self {
+            geometry,
+            n,
+            tolerance_pct,
+            layouts: BTreeMap::new(),
+        }
+    }
+
+    pub fn insert(&mut self, layout: &str, run: &PerEntity) {
+        let fields = run.fields();
+        self.layouts.insert(
+            layout.to_string(),
+            CHECKED
+                .iter()
+                .filter_map(|(m, _)| fields.iter().find(|f| f.0 == *m).map(|f| (m.to_string(), f.1)))
+                .collect(),
+        );
+    }
+
+    /// Every figure of `measured` that grew past the tolerance, or is missing, as one line
+    /// each; improvements pass (and are worth a `--bless`).
+    pub fn regressions(&self, measured: &Baseline) -> Vec<String> {
+        let mut out = Vec::new();
+        if measured.geometry != self.geometry || measured.n != self.n {
+            out.push(format!(
+                "the baseline was counted with {} entities on '{}', this run with {} on '{}': re-bless it",
+                self.n, self.geometry, measured.n, measured.geometry
+            ));
+            return out;
+        }
+        for (layout, figures) in &self.layouts {
+            let Some(now) = measured.layouts.get(layout) else {
+                out.push(format!("{layout}: not counted in this run"));
+                continue;
+            };
+            for (metric, floor) in CHECKED {
+                let (Some(&was), Some(&is)) = (figures.get(metric), now.get(metric)) else {
+                    continue;
+                };
+                let allowed = (was * self.tolerance_pct / 100.0).max(floor);
+                if is > was + allowed {
+                    out.push(format!(
+                        "{layout}: {metric} per entity per frame rose from {was:.3} to {is:.3} ({:+.1}%, more than the {:.1}% / {floor} allowed)",
+                        100.0 * (is - was) / was.max(f64::MIN_POSITIVE),
+                        self.tolerance_pct
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(instructions: f64, l1d_misses: f64) -> PerEntity {
+        PerEntity {
+            instructions,
+            l1d_accesses: 10.0,
+            l1d_misses,
+            ..PerEntity::default()
+        }
+    }
+
+    #[test]
+    fn a_slower_kernel_is_named_and_noise_is_not() {
+        let mut base = Baseline::new("D1 32K".into(), 1000, 2.0);
+        base.insert("soa", &run(40.0, 1.0));
+        base.insert("aos", &run(50.0, 4.0));
+
+        let mut same = base.clone();
+        same.insert("soa", &run(40.5, 1.01)); // within 2% and the floors
+        same.insert("aos", &run(30.0, 2.0)); // faster: passes
+        assert!(base.regressions(&same).is_empty());
+
+        let mut slower = base.clone();
+        slower.insert("soa", &run(48.0, 1.0));
+        let found = base.regressions(&slower);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("soa: instructions") && found[0].contains("+20.0%"));
+
+        let mut missing = base.clone();
+        missing.layouts.remove("aos");
+        assert_eq!(base.regressions(&missing), vec!["aos: not counted in this run"]);
+
+        let other = Baseline::new("D1 48K".into(), 1000, 2.0);
+        assert!(base.regressions(&other)[0].contains("re-bless"));
+    }
+
+    #[test]
+    fn a_miss_count_near_zero_needs_a_real_change() {
+        let mut base = Baseline::new("g".into(), 1, 2.0);
+        base.insert("soa", &run(40.0, 0.001));
+        let mut now = base.clone();
+        now.insert("soa", &run(40.0, 0.01));
+        assert!(base.regressions(&now).is_empty());
+        now.insert("soa", &run(40.0, 0.05));
+        assert!(base.regressions(&now)[0].contains("l1d_misses"));
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let mut base = Baseline::new("g".into(), 100_000, 2.0);
+        base.insert("dyn-1", &run(60.0, 2.5));
+        let text = serde_json::to_string_pretty(&base).unwrap();
+        assert_eq!(serde_json::from_str::<Baseline>(&text).unwrap(), base);
+    }
+}

@@ -1,0 +1,243 @@
+//! Why a layout costs what it costs: instructions, cache accesses and misses, branch misses per
+//! entity per frame, the C++ article's `perf stat` table for our layouts.
+//!
+//! Two sources, never mixed in one column:
+//! - **real**: the CPU's own counters through Linux's `perf_event_open` ([`pmu`]), counted around
+//!   the frames only. Most VMs and containers (and every machine this project is developed on)
+//!   have no PMU, so this often says why it cannot count.
+//! - **simulated**: valgrind's cachegrind ([`cachegrind`]), which executes the same binary on a
+//!   simulated cache of a pinned geometry. Deterministic: the same binary and input give the same
+//!   counts on any machine, which is what makes them a regression check that noise cannot break.
+//!   Cachegrind models two levels only (L1 and the last level) and no timing, so it gives no
+//!   cycles and no IPC.
+//!
+//! The counted work is exactly the frame the other experiments time: [`crate::Swarm::step`],
+//! move then regen, one thread, f32, after the population is complete and warmed up.
+
+pub mod baseline;
+pub mod cachegrind;
+pub mod pmu;
+
+use crate::error::SimError;
+use crate::layout::LayoutKind;
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+use crate::workload::Dt;
+
+/// The seed the counted populations spawn from (the bench's).
+pub const SEED: u64 = crate::bench::SEED;
+
+/// What to count: `frames` frames of `layout` at `n` entities, after `warmup` frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameSpec {
+    pub layout: LayoutKind,
+    pub n: usize,
+    pub warmup: usize,
+    pub frames: usize,
+}
+
+impl FrameSpec {
+    /// Enough frames that the frame dominates what little else the subtraction leaves, few
+    /// enough that 10M entities under cachegrind finish in a minute or two.
+    pub fn for_count(layout: LayoutKind, n: usize) -> Self {
+        let (warmup, frames) = match n {
+            0..=100_000 => (2, 8),
+            100_001..=2_000_000 => (1, 2),
+            _ => (1, 1),
+        };
+        Self {
+            layout,
+            n,
+            warmup,
+            frames,
+        }
+    }
+
+    /// Entity-frames the counts are divided by.
+    pub fn entity_frames(&self) -> f64 {
+        (self.n as f64 * self.frames as f64).max(1.0)
+    }
+}
+
+/// Builds the population, runs the warm-up frames, then hands `count` a closure that runs the
+/// counted frames: `count` decides what happens around them (start and stop the PMU, or nothing
+/// under cachegrind, where the two-run subtraction isolates them). Returns what `count` returned
+/// and the population's checksum, so a caller can tell that the frames really ran.
+pub fn run_frames<T>(
+    spec: &FrameSpec,
+    count: impl FnOnce(&mut dyn FnMut()) -> T,
+) -> Result<(T, u64), SimError> {
+    let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
+    let dt = Dt::default();
+    for _ in 0..spec.warmup {
+        swarm.step(dt, Threads::One);
+    }
+    let frames = spec.frames;
+    let out = count(&mut || {
+        for _ in 0..frames {
+            swarm.step(dt, Threads::One);
+            std::hint::black_box(&mut swarm);
+        }
+    });
+    Ok((out, swarm.checksum()))
+}
+
+/// One counted run, divided by entity-frames: every field is per entity per frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PerEntity {
+    pub instructions: f64,
+    /// Data reads and writes that reached the L1 data cache (real: reads only, which is what
+    /// the generic L1d event counts on most CPUs).
+    pub l1d_accesses: f64,
+    pub l1d_misses: f64,
+    /// Accesses that reached the last-level cache (the article's "cache references").
+    pub ll_accesses: f64,
+    /// Accesses that went to memory (the article's "cache misses").
+    pub ll_misses: f64,
+    pub branches: f64,
+    pub branch_misses: f64,
+    /// Real counters only: cachegrind has no notion of time.
+    pub cycles: Option<f64>,
+}
+
+impl PerEntity {
+    pub fn ipc(&self) -> Option<f64> {
+        self.cycles
+            .filter(|&c| c > 0.0)
+            .map(|c| self.instructions / c)
+    }
+
+    /// Share of L1d accesses that missed, in percent.
+    pub fn l1d_miss_pct(&self) -> f64 {
+        pct(self.l1d_misses, self.l1d_accesses)
+    }
+
+    /// Share of last-level accesses that went to memory, in percent (the article's "29.7%").
+    pub fn ll_miss_pct(&self) -> f64 {
+        pct(self.ll_misses, self.ll_accesses)
+    }
+
+    /// Where each data access was served: L1, the last level, memory (per entity; the plot's
+    /// stacked bars). Simulated counts only: the real L1d event counts reads, the LL events
+    /// count instruction fetches and prefetches too, so the three would not add up.
+    pub fn served(&self) -> [f64; 3] {
+        [
+            (self.l1d_accesses - self.l1d_misses).max(0.0),
+            (self.l1d_misses - self.ll_misses).max(0.0),
+            self.ll_misses,
+        ]
+    }
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+/// The metric names of [`PerEntity`]'s fields in bench records, in table order.
+pub const METRICS: [&str; 8] = [
+    "instructions",
+    "l1d_accesses",
+    "l1d_misses",
+    "ll_accesses",
+    "ll_misses",
+    "branches",
+    "branch_misses",
+    "cycles",
+];
+
+impl PerEntity {
+    /// `(metric, value)` for every field this run has.
+    pub fn fields(&self) -> Vec<(&'static str, f64)> {
+        let mut out = vec![
+            ("instructions", self.instructions),
+            ("l1d_accesses", self.l1d_accesses),
+            ("l1d_misses", self.l1d_misses),
+            ("ll_accesses", self.ll_accesses),
+            ("ll_misses", self.ll_misses),
+            ("branches", self.branches),
+            ("branch_misses", self.branch_misses),
+        ];
+        if let Some(c) = self.cycles {
+            out.push(("cycles", c));
+        }
+        out
+    }
+
+    /// Rebuilds a run from `(metric, value)` pairs (bench records read back); `None` without
+    /// the instruction count.
+    pub fn from_fields(get: impl Fn(&str) -> Option<f64>) -> Option<Self> {
+        Some(Self {
+            instructions: get("instructions")?,
+            l1d_accesses: get("l1d_accesses").unwrap_or(0.0),
+            l1d_misses: get("l1d_misses").unwrap_or(0.0),
+            ll_accesses: get("ll_accesses").unwrap_or(0.0),
+            ll_misses: get("ll_misses").unwrap_or(0.0),
+            branches: get("branches").unwrap_or(0.0),
+            branch_misses: get("branch_misses").unwrap_or(0.0),
+            cycles: get("cycles"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn served_adds_up_to_the_accesses() {
+        let run = PerEntity {
+            instructions: 30.0,
+            l1d_accesses: 10.0,
+            l1d_misses: 2.0,
+            ll_accesses: 2.0,
+            ll_misses: 0.5,
+            ..PerEntity::default()
+        };
+        let [l1, ll, mem] = run.served();
+        assert_eq!((l1, ll, mem), (8.0, 1.5, 0.5));
+        assert_eq!(l1 + ll + mem, run.l1d_accesses);
+        assert_eq!(run.ll_miss_pct(), 25.0);
+        assert_eq!(run.ipc(), None);
+    }
+
+    #[test]
+    fn fields_round_trip() {
+        let run = PerEntity {
+            instructions: 31.5,
+            l1d_accesses: 9.0,
+            l1d_misses: 1.0,
+            ll_accesses: 1.1,
+            ll_misses: 0.9,
+            branches: 4.0,
+            branch_misses: 0.01,
+            cycles: Some(12.0),
+        };
+        let fields = run.fields();
+        let back = PerEntity::from_fields(|m| fields.iter().find(|f| f.0 == m).map(|f| f.1));
+        assert_eq!(back, Some(run));
+        assert_eq!(run.ipc(), Some(31.5 / 12.0));
+    }
+
+    #[test]
+    fn the_counted_frames_run_after_the_warm_up() {
+        let spec = FrameSpec {
+            layout: LayoutKind::Soa,
+            n: 1000,
+            warmup: 2,
+            frames: 3,
+        };
+        let ((), counted) = run_frames(&spec, |frames| frames()).unwrap();
+        let ((), skipped) = run_frames(&spec, |_| ()).unwrap();
+        // The same population stepped 5 frames by hand ends in the same state.
+        let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 1000).unwrap();
+        for _ in 0..5 {
+            swarm.step(Dt::default(), Threads::One);
+        }
+        assert_eq!(counted, swarm.checksum());
+        assert_ne!(skipped, counted, "the counted frames must change the state");
+    }
+}
