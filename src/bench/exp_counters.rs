@@ -59,7 +59,7 @@ impl Experiment for Counters {
                         .value("running_pct", "%", real.running_pct),
                 );
             }
-            Err(reason) => out.push(base(REAL).param(reason).value("unavailable", "", 0.0)),
+            Err(reason) => out.push(unavailable(kind, n, REAL, &reason)),
         }
 
         let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
@@ -76,7 +76,7 @@ impl Experiment for Counters {
                         .value("geometry", "", 0.0),
                 );
             }
-            Err(reason) => out.push(base(SIMULATED).param(reason).value("unavailable", "", 0.0)),
+            Err(reason) => out.push(unavailable(kind, n, SIMULATED, &reason)),
         }
         Ok(out)
     }
@@ -92,9 +92,7 @@ impl Experiment for Counters {
             md.push_str(&format!("\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"));
         }
         for (source, what) in [(REAL, "Real counters"), (SIMULATED, "Simulated counters")] {
-            if let Some(reason) = note(source, "unavailable") {
-                md.push_str(&format!("\n{what}: not measured: {reason}\n"));
-            }
+            md.push_str(&not_measured(mine, source, what));
         }
         let mut counts: Vec<u64> = mine.iter().filter(|r| r.metric == "instructions").map(|r| r.n).collect();
         counts.sort_unstable();
@@ -166,6 +164,40 @@ and no time: no cycles, no IPC. L1d accesses are data reads and writes; LL acces
 `perf_event_open`, enabled around the K frames only; the L1d events count reads, the LL events are \
 the kernel's generic cache-references / cache-misses; a count that shared its register \
 (multiplexing) is scaled, and the table says how much of the time it counted.\n";
+
+/// Why `source` could not count `kind` at `n`: a record whose param is `source: reason`.
+fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record {
+    Record::new(NAME, kind.name(), "f32", n)
+        .param(format!("{source}: {reason}"))
+        .value("unavailable", "", 0.0)
+}
+
+/// One line when every cell of `source` failed for the same reason (no PMU), else one per cell.
+fn not_measured(mine: &[Record], source: &str, what: &str) -> String {
+    let prefix = format!("{source}: ");
+    let failed: Vec<(&Record, &str)> = mine
+        .iter()
+        .filter(|r| r.metric == "unavailable")
+        .filter_map(|r| r.param.strip_prefix(&prefix).map(|why| (r, why)))
+        .collect();
+    let Some((_, first)) = failed.first() else {
+        return String::new();
+    };
+    let counted = mine.iter().any(|r| r.param == source && r.metric == "instructions");
+    if !counted && failed.iter().all(|(_, why)| why == first) {
+        return format!("\n{what}: not measured: {first}\n");
+    }
+    failed
+        .iter()
+        .map(|(r, why)| {
+            format!(
+                "\n{what}: not measured for `{}` at {} entities: {why}\n",
+                r.layout,
+                fmt_count(r.n)
+            )
+        })
+        .collect()
+}
 
 /// The records of one counted run.
 fn records(kind: LayoutKind, n: usize, source: &str, run: &PerEntity) -> Vec<Record> {
@@ -275,6 +307,23 @@ mod tests {
         for bad in ["soa", "nope:n=10", "soa:n=x", "soa:10"] {
             assert!(Counters.run_cell(&cfg, bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_missing_pmu_is_said_once_and_a_failed_cell_by_name() {
+        let none = [
+            unavailable(LayoutKind::Soa, 10, REAL, "no PMU"),
+            unavailable(LayoutKind::Aos, 10, REAL, "no PMU"),
+        ];
+        assert_eq!(
+            not_measured(&none, REAL, "Real counters"),
+            "\nReal counters: not measured: no PMU\n"
+        );
+        assert_eq!(not_measured(&none, SIMULATED, "Simulated counters"), "");
+        let mut some = records(LayoutKind::Soa, 10, SIMULATED, &PerEntity::default());
+        some.push(unavailable(LayoutKind::Aos, 10, SIMULATED, "crashed"));
+        let md = not_measured(&some, SIMULATED, "Simulated counters");
+        assert!(md.contains("for `aos` at 10 entities: crashed"), "{md}");
     }
 
     #[test]

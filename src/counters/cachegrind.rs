@@ -8,8 +8,7 @@
 //! Only the frames are counted. Valgrind 3.19 (Debian 12) has no client requests to start and
 //! stop cachegrind (they came in 3.22), so each figure comes from two runs of the same
 //! population: one of `W + K` frames and one of `W + 2K`. Spawning, warm-up, start-up and exit
-//! are identical in both and cancel; the difference is `K` warm frames. Both runs are
-//! deterministic, which [`count`] relies on and a test checks.
+//! are identical in both and cancel; the difference is `K` warm frames.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -96,14 +95,20 @@ pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simula
         spec.warmup + 2 * spec.frames,
         geometry,
     )?;
+    // The two runs agree on everything but a few dozen instructions and misses of the pool
+    // threads' start-up, whose interleaving valgrind's scheduler does not fix; against 10^6 and
+    // more events per counted frame that is noise, and a difference below zero is taken as none.
     let diff = |event: &str| -> Result<f64, String> {
         let (a, b) = (short.event(event)?, long.event(event)?);
-        b.checked_sub(a)
-            .map(|d| d as f64 / spec.entity_frames())
-            .ok_or_else(|| {
-                format!("cachegrind counted fewer {event} in the longer run ({b} < {a}): the runs are not deterministic")
-            })
+        Ok(b.saturating_sub(a) as f64 / spec.entity_frames())
     };
+    if long.event("Ir")? <= short.event("Ir")? {
+        return Err(format!(
+            "the longer run executed no more instructions than the shorter ({} <= {}): the frames did not run",
+            long.event("Ir")?,
+            short.event("Ir")?
+        ));
+    }
     let per_entity = PerEntity {
         instructions: diff("Ir")?,
         l1d_accesses: diff("Dr")? + diff("Dw")?,
