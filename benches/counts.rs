@@ -20,7 +20,9 @@ fn main() -> ExitCode {
     let bless = std::env::args().any(|a| a == "--bless");
     let exe = Path::new(env!("CARGO_BIN_EXE_entity-layouts"));
     match cachegrind::valgrind_version() {
-        Ok(v) => println!("counts: {v}, {CHECK_COUNT} entities, f32, one thread, per entity per frame"),
+        Ok(v) => {
+            println!("counts: {v}, {CHECK_COUNT} entities, f32, one thread, per entity per frame")
+        }
         Err(reason) => {
             eprintln!("counts: cannot count: {reason}");
             return ExitCode::FAILURE;
@@ -94,7 +96,9 @@ fn main() -> ExitCode {
     {
         Ok(base) => base,
         Err(e) => {
-            eprintln!("counts: cannot read the baseline {BASELINE}: {e} (write one with -- --bless)");
+            eprintln!(
+                "counts: cannot read the baseline {BASELINE}: {e} (write one with -- --bless)"
+            );
             return ExitCode::FAILURE;
         }
     };

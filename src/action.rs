@@ -30,6 +30,8 @@ pub enum Action {
     Resize(WindowSize),
     /// Show or hide the panel (hidden, the audience's HUD takes its place).
     ShowPanel(bool),
+    /// Show or hide the memory view: where the layout's entities sit, cache line by cache line.
+    ShowMemory(bool),
     /// Write the export bundle (screenshot, recent frames, scoreboard) into a new folder.
     Export,
     /// End the run with its summary.
@@ -67,6 +69,8 @@ impl fmt::Display for Action {
             Action::Resize(size) => write!(f, "size {size}"),
             Action::ShowPanel(true) => f.write_str("panel show"),
             Action::ShowPanel(false) => f.write_str("panel hide"),
+            Action::ShowMemory(true) => f.write_str("memory show"),
+            Action::ShowMemory(false) => f.write_str("memory hide"),
             Action::Export => f.write_str("export"),
             Action::Exit => f.write_str("exit"),
         }

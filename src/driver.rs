@@ -186,6 +186,11 @@ impl<S: Scalar> Driver<S> {
         self.frame
     }
 
+    /// Where the entities at `range` live in the current layout ([`Swarm::regions`]).
+    pub fn regions(&self, range: std::ops::Range<usize>) -> Vec<crate::layout::regions::Region> {
+        self.swarm.regions(range)
+    }
+
     pub fn memory(&self) -> MemoryUse {
         self.swarm.memory()
     }
@@ -272,6 +277,7 @@ impl<S: Scalar> Driver<S> {
             | Action::Screenshot(_)
             | Action::Say(_)
             | Action::ShowPanel(_)
+            | Action::ShowMemory(_)
             | Action::Resize(_)
             | Action::Export
             | Action::Exit => Ok(Outcome::NotForDriver),

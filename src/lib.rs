@@ -8,6 +8,7 @@
 //!   per-entity math (`move_one`, `regen_one`, `pack_point`).
 //! - [`threads`]: one thread or all cores, through Bevy's task pool.
 //! - [`memory`]: bytes per entity, resident and available memory, handing memory back.
+//! - [`bandwidth`]: this machine's streaming limit, and a frame's effective bandwidth.
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - `gpu` (the `gpu` feature): the layout that lives on the GPU, its device and compute passes.
 //! - [`swarm`]: one population in one layout: resize, churn, step, switch, checksum.
@@ -32,6 +33,7 @@
 #![deny(unsafe_code)]
 
 pub mod action;
+pub mod bandwidth;
 pub mod bench;
 pub mod counters;
 pub mod driver;

@@ -10,6 +10,7 @@
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
 //! panel hide          # the audience's HUD instead of the panel; `panel show` brings it back
+//! memory show         # the memory view: the layout's live storage, cache line by cache line
 //! size 1920x1080      # resize the window (headless: the offscreen image)
 //! screenshot shots/boxed.png
 //! export              # screenshot, recent frames and scoreboard into a new folder
@@ -51,7 +52,7 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// The verbs a script understands, for the error that lists them.
-const VERBS: &str = "layout, count, threads, churn, wait, say, panel, size, screenshot, export, pause, resume, exit";
+const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, size, screenshot, export, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     let mut actions = Vec::new();
@@ -108,6 +109,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 "show" => Action::ShowPanel(true),
                 "hide" => Action::ShowPanel(false),
                 _ => return Err(fail("panel takes show or hide".into())),
+            },
+            "memory" => match need("show or hide")? {
+                "show" => Action::ShowMemory(true),
+                "hide" => Action::ShowMemory(false),
+                _ => return Err(fail("memory takes show or hide".into())),
             },
             "screenshot" => {
                 let path = PathBuf::from(need("a file path ending in .png")?);
@@ -226,7 +232,7 @@ mod tests {
 
     #[test]
     fn parses_every_action() {
-        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nexport\npause\nresume\nexit\n";
+        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nexport\npause\nresume\nexit\n";
         assert_eq!(
             parse(script).unwrap(),
             vec![
@@ -239,6 +245,7 @@ mod tests {
                 Action::Say("Boxes,  everywhere".into()),
                 Action::Say(String::new()),
                 Action::ShowPanel(false),
+                Action::ShowMemory(true),
                 Action::Export,
                 Action::Pause(true),
                 Action::Pause(false),
@@ -257,6 +264,7 @@ mod tests {
             ("threads 3", 1, "1 or all"),
             ("export now", 1, "takes no value"),
             ("panel maybe", 1, "show or hide"),
+            ("memory on", 1, "memory takes show or hide"),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),

@@ -120,6 +120,15 @@ impl<S: Scalar> Swarm<S> {
         self.next_id
     }
 
+    /// Where the entities at `range` (clipped to the population) live in the current layout's
+    /// storage: the memory view's picture ([`crate::layout::regions`]).
+    pub fn regions(&self, range: std::ops::Range<usize>) -> Vec<crate::layout::regions::Region> {
+        let range = range.start.min(self.len())..range.end.min(self.len());
+        let mut out = Vec::new();
+        self.layout.regions(range, &mut out);
+        out
+    }
+
     pub fn memory(&self) -> MemoryUse {
         self.layout.memory()
     }

@@ -694,3 +694,74 @@ fn the_app_runs_on_the_gpu_layout_and_refuses_past_the_adapter_limit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Pixels in the right third of the upper three quarters of `shot` (where the memory view sits)
+/// that have exactly `rgb`.
+fn pixels_of(shot: &Shot, rgb: [u8; 3]) -> usize {
+    let mut n = 0;
+    for y in 0..shot.height * 3 / 4 {
+        for x in shot.width * 2 / 3..shot.width {
+            n += usize::from(shot.rgb[y * shot.width + x] == rgb);
+        }
+    }
+    n
+}
+
+#[test]
+fn the_memory_view_draws_each_layouts_storage() {
+    use entity_layouts::layout::regions::Field;
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    let dir = temp_dir("memory");
+    let kinds = [
+        LayoutKind::Soa,
+        LayoutKind::Aos,
+        LayoutKind::EcsTable,
+        LayoutKind::BoxedShuffled,
+    ];
+    let mut script = String::from("memory show\n");
+    for kind in kinds {
+        script.push_str(&format!(
+            "layout {kind}\nwait 8\nscreenshot {}\nwait 2\n",
+            dir.join(format!("{kind}.png")).display()
+        ));
+    }
+    script.push_str(&format!(
+        "memory hide\nwait 4\nscreenshot {}\nwait 2\nexit\n",
+        dir.join("hidden.png").display()
+    ));
+    // run_app also checks that the panel fits 1280x720 with the view open.
+    let Some(run) = run_app(&dir, &script, LayoutKind::Soa, 20_000) else {
+        return;
+    };
+    assert_replays(&run, &script, LayoutKind::Soa, 20_000);
+    for kind in kinds {
+        let shot = load(&dir.join(format!("{kind}.png")));
+        let present: Vec<Field> = Field::ALL
+            .into_iter()
+            .filter(|f| pixels_of(&shot, f.rgb()) >= 30)
+            .collect();
+        if kind == LayoutKind::BoxedShuffled {
+            // The address scatter: dots in x's colour, no cache-line grid.
+            assert!(
+                pixels_of(&shot, Field::X.rgb()) >= 100,
+                "{kind}: no scatter"
+            );
+            assert!(
+                present.len() <= 2,
+                "{kind}: a grid where a scatter belongs: {present:?}"
+            );
+        } else {
+            // One row per cache line, every field and the ids in their colours.
+            assert_eq!(present, Field::ALL.to_vec(), "{kind}: fields drawn");
+        }
+    }
+    let hidden = load(&dir.join("hidden.png"));
+    let left: usize = Field::ALL.iter().map(|f| pixels_of(&hidden, f.rgb())).sum();
+    assert!(
+        left < 30,
+        "the memory view is still drawn after `memory hide` ({left} px)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,6 +27,7 @@ fn action() -> impl Strategy<Value = Action> {
         // Captions: anything printable but a comment sign, without surrounding spaces.
         "[^#\\n\\r]{0,40}".prop_map(|t| Action::Say(t.trim().to_string())),
         any::<bool>().prop_map(Action::ShowPanel),
+        any::<bool>().prop_map(Action::ShowMemory),
         Just(Action::Export),
         Just(Action::Exit),
     ]

@@ -35,7 +35,11 @@ fn every_cpu_layout_reports_nine_disjoint_fields_per_entity() {
             assert_eq!(fields, Field::ALL.to_vec(), "{kind} entity {entity}");
             let id = mine.iter().find(|r| r.field == Field::Id).unwrap();
             assert_eq!(id.len, 8, "{kind}: ids are u64");
-            assert!(mine.iter().filter(|r| r.field != Field::Id).all(|r| r.len == 4));
+            assert!(
+                mine.iter()
+                    .filter(|r| r.field != Field::Id)
+                    .all(|r| r.len == 4)
+            );
         }
         let mut sorted = regions.clone();
         sorted.sort_by_key(|r| r.addr);
@@ -49,7 +53,10 @@ fn every_cpu_layout_reports_nine_disjoint_fields_per_entity() {
 fn soa_columns_advance_one_scalar_per_entity() {
     let regions = regions_of::<f32>(LayoutKind::Soa, 1000, 0..64);
     for f in Field::STATE {
-        assert!(strides(&field(&regions, f)).iter().all(|&s| s == 4), "{f:?}");
+        assert!(
+            strides(&field(&regions, f)).iter().all(|&s| s == 4),
+            "{f:?}"
+        );
     }
     assert!(strides(&field(&regions, Field::Id)).iter().all(|&s| s == 8));
     let regions = regions_of::<f64>(LayoutKind::Soa, 1000, 0..64);
@@ -71,7 +78,10 @@ fn aos_records_advance_one_struct_per_entity() {
     let entity = size_of::<EntityState<f32>>() as isize;
     assert_eq!(entity, 32);
     for f in Field::STATE {
-        assert!(strides(&field(&regions, f)).iter().all(|&s| s == entity), "{f:?}");
+        assert!(
+            strides(&field(&regions, f)).iter().all(|&s| s == entity),
+            "{f:?}"
+        );
     }
     // Every entity's eight fields are one 32-byte record, in declaration order.
     let x = field(&regions, Field::X);
@@ -83,14 +93,30 @@ fn aos_records_advance_one_struct_per_entity() {
 
 #[test]
 fn ecs_table_columns_advance_one_component_per_entity() {
-    for kind in [LayoutKind::EcsTable, LayoutKind::EcsContiguous, LayoutKind::EcsSparse] {
+    for kind in [
+        LayoutKind::EcsTable,
+        LayoutKind::EcsContiguous,
+        LayoutKind::EcsSparse,
+    ] {
         let regions = regions_of::<f32>(kind, 1000, 0..64);
         // Position { x, y } is one 8-byte component: x and y interleave within its column.
-        assert!(strides(&field(&regions, Field::X)).iter().all(|&s| s == 8), "{kind}");
+        assert!(
+            strides(&field(&regions, Field::X)).iter().all(|&s| s == 8),
+            "{kind}"
+        );
         let (x, y) = (field(&regions, Field::X), field(&regions, Field::Y));
-        assert!(x.iter().zip(&y).all(|(x, y)| y.addr == x.addr + 4), "{kind}");
-        assert!(strides(&field(&regions, Field::Hp)).iter().all(|&s| s == 4), "{kind}");
-        assert!(strides(&field(&regions, Field::Id)).iter().all(|&s| s == 8), "{kind}");
+        assert!(
+            x.iter().zip(&y).all(|(x, y)| y.addr == x.addr + 4),
+            "{kind}"
+        );
+        assert!(
+            strides(&field(&regions, Field::Hp)).iter().all(|&s| s == 4),
+            "{kind}"
+        );
+        assert!(
+            strides(&field(&regions, Field::Id)).iter().all(|&s| s == 8),
+            "{kind}"
+        );
     }
 }
 
@@ -111,7 +137,10 @@ fn boxed_regions_are_the_boxes_themselves() {
             // Allocation order: one malloc chunk per box (32 B of entity + glibc's 16 B).
             assert_eq!(stride, 48, "{kind}");
         } else {
-            assert!(stride > 10_000, "{kind}: shuffled boxes jump (median {stride} B)");
+            assert!(
+                stride > 10_000,
+                "{kind}: shuffled boxes jump (median {stride} B)"
+            );
         }
     }
 }
@@ -119,7 +148,12 @@ fn boxed_regions_are_the_boxes_themselves() {
 #[test]
 fn regions_follow_the_storage_through_churn() {
     // Swap-removes and spawns move entities between slots; the reported regions move with them.
-    for kind in [LayoutKind::Soa, LayoutKind::Aos, LayoutKind::EcsTable, LayoutKind::Boxed] {
+    for kind in [
+        LayoutKind::Soa,
+        LayoutKind::Aos,
+        LayoutKind::EcsTable,
+        LayoutKind::Boxed,
+    ] {
         let mut swarm = Swarm::<f32>::with_count(kind, 7, 3000).unwrap();
         for _ in 0..5 {
             swarm.churn(400).unwrap();
@@ -136,7 +170,12 @@ fn regions_follow_the_storage_through_churn() {
             assert!(x.iter().zip(&boxes).all(|(r, &b)| r.addr == b));
         } else if kind != LayoutKind::EcsTable {
             let step = if kind == LayoutKind::Soa { 4 } else { 32 };
-            assert!(strides(&field(&regions, Field::X)).iter().all(|&s| s == step), "{kind}");
+            assert!(
+                strides(&field(&regions, Field::X))
+                    .iter()
+                    .all(|&s| s == step),
+                "{kind}"
+            );
         }
     }
 }

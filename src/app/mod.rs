@@ -2,10 +2,12 @@
 //! the frame time against the 16.67 ms budget as it happens. Bevy plugins with one concern each:
 //! `SimPlugin` runs and times the simulation, `PointsRenderPlugin` draws it the same way for every
 //! layout, `PanelPlugin` is the egui panel, `HudPlugin` the audience's overlay and captions,
-//! `TalkPlugin` the keys, scripts, the one request dispatcher and the orderly exit, `ShotsPlugin`
-//! screenshots and exports.
+//! `MemoryViewPlugin` where the entities sit, cache line by cache line, `TalkPlugin` the keys,
+//! scripts, the one request dispatcher and the orderly exit, `ShotsPlugin` screenshots and
+//! exports.
 
 mod hud;
+mod memory_view;
 mod panel;
 mod render;
 mod scoreboard;
@@ -41,6 +43,7 @@ use entity_layouts::threads::Threads;
 use entity_layouts::{Action, LayoutKind, SpawnPattern};
 
 use hud::HudPlugin;
+use memory_view::MemoryViewPlugin;
 use panel::PanelPlugin;
 use render::PointsRenderPlugin;
 use shots::{ShotTarget, Shots, ShotsPlugin};
@@ -81,6 +84,10 @@ pub struct UiState {
     pub plot_log: bool,
     /// Whether the panel-overflow warning was logged already (once per run).
     pub overflow_logged: bool,
+    /// The memory view beside the world (`M`).
+    pub memory_visible: bool,
+    /// Physical pixels the memory view takes from the canvas's right edge (0 when hidden).
+    pub memory_width_px: f32,
 }
 
 /// This process's resident memory, read twice a second (asking the OS every frame would show in
@@ -199,6 +206,7 @@ pub fn run(options: AppOptions) -> ExitCode {
         PointsRenderPlugin,
         PanelPlugin,
         HudPlugin,
+        MemoryViewPlugin,
         TalkPlugin,
         ShotsPlugin,
     ))
@@ -212,6 +220,8 @@ pub fn run(options: AppOptions) -> ExitCode {
         dot_px: options.dot_px,
         plot_log: false,
         overflow_logged: false,
+        memory_visible: false,
+        memory_width_px: 0.0,
     })
     .insert_resource(Shots::new(options.export_dir))
     .insert_resource(signals)

@@ -210,6 +210,14 @@ fn controls(
         if ui.checkbox(&mut paused, "pause").changed() {
             want.push(Action::Pause(paused));
         }
+        let mut memory = ui_state.memory_visible;
+        if ui
+            .checkbox(&mut memory, "memory")
+            .on_hover_text("where the entities sit, cache line by cache line (M)")
+            .changed()
+        {
+            want.push(Action::ShowMemory(memory));
+        }
         let mut vsync = ui_state.vsync;
         if ui.checkbox(&mut vsync, "vsync").changed() {
             ui_state.vsync = vsync;
@@ -444,7 +452,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - G layout · Up/Down count x2 /2 · Space pause · H panel/HUD · E export · F fullscreen",
+            "keys: 1-9 0 - G layout · Up/Down count x2 /2 · Space pause · H panel/HUD · M memory · E export · F fullscreen",
         )
         .small()
         .weak(),
@@ -455,7 +463,9 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
 fn fit_world_to_canvas(canvas: Res<Canvas>, ui_state: Res<UiState>, mut view: ResMut<PointsView>) {
     let [w, h] = canvas.physical_size;
     let next = PointsView {
-        viewport: letterbox([w, h], ui_state.panel_width_px),
+        // The memory view takes the right edge as the panel takes the left: the world fits
+        // between them (the points are drawn after egui, so they would cover the view).
+        viewport: letterbox([w - ui_state.memory_width_px, h], ui_state.panel_width_px),
         dot_px: ui_state.dot_px,
     };
     if *view != next {

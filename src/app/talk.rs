@@ -142,6 +142,9 @@ fn keys(
     if input.just_pressed(KeyCode::KeyH) {
         requests.write(Request(Action::ShowPanel(!ui_state.panel_visible)));
     }
+    if input.just_pressed(KeyCode::KeyM) {
+        requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));
+    }
     if input.just_pressed(KeyCode::KeyF) {
         for mut window in windows.iter_mut() {
             window.mode = match window.mode {
@@ -200,6 +203,7 @@ fn dispatch(
             }
             Action::Say(text) => caption.0 = text.clone(),
             Action::ShowPanel(show) => ui_state.panel_visible = *show,
+            Action::ShowMemory(show) => ui_state.memory_visible = *show,
             Action::Resize(size) => {
                 resize_canvas(&target, &mut images, &mut windows, &mut canvas, *size);
             }

@@ -8,14 +8,14 @@ use super::Cell;
 use super::harness::measure;
 use super::record::{Query, Record};
 use super::{BenchConfig, BenchError, Experiment, fmt_count, fmt_num, table};
+use crate::bandwidth::triad;
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, chunk_len, for_each_part};
 
 pub struct Bandwidth;
 
 const NAME: &str = "bandwidth";
-/// Bytes one frame must read and write per entity at f32.
-pub const FRAME_BYTES_F32: f64 = 36.0;
+use crate::bandwidth::FRAME_BYTES_F32;
 
 impl Experiment for Bandwidth {
     fn name(&self) -> &'static str {
@@ -50,11 +50,7 @@ impl Experiment for Bandwidth {
             });
             let triad = measure(&cfg.method, || {
                 let parts = a.chunks_mut(len).zip(b.chunks(len).zip(c.chunks(len)));
-                for_each_part(threads, parts, |(a, (b, c))| {
-                    for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
-                        *a = b + scalar * c;
-                    }
-                });
+                for_each_part(threads, parts, |(a, (b, c))| triad(a, b, c, scalar));
             });
             std::hint::black_box(&a);
             // GB/s = bytes / (ms * 1e6); p10 of time is p90 of rate, so swap them.

@@ -53,11 +53,11 @@ impl Experiment for Counters {
         match pmu::count(&spec) {
             Ok(real) => {
                 out.extend(records(kind, n, REAL, &real.per_entity));
-                out.push(
-                    base(&kind.name())
-                        .param(REAL)
-                        .value("running_pct", "%", real.running_pct),
-                );
+                out.push(base(&kind.name()).param(REAL).value(
+                    "running_pct",
+                    "%",
+                    real.running_pct,
+                ));
             }
             Err(reason) => out.push(unavailable(kind, n, REAL, &reason)),
         }
@@ -89,12 +89,18 @@ impl Experiment for Counters {
                 .map(|r| r.param.clone())
         };
         if let Some(geometry) = note("cachegrind", "geometry") {
-            md.push_str(&format!("\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"));
+            md.push_str(&format!(
+                "\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"
+            ));
         }
         for (source, what) in [(REAL, "Real counters"), (SIMULATED, "Simulated counters")] {
             md.push_str(&not_measured(mine, source, what));
         }
-        let mut counts: Vec<u64> = mine.iter().filter(|r| r.metric == "instructions").map(|r| r.n).collect();
+        let mut counts: Vec<u64> = mine
+            .iter()
+            .filter(|r| r.metric == "instructions")
+            .map(|r| r.n)
+            .collect();
         counts.sort_unstable();
         counts.dedup();
         for source in [SIMULATED, REAL] {
@@ -183,7 +189,9 @@ fn not_measured(mine: &[Record], source: &str, what: &str) -> String {
     let Some((_, first)) = failed.first() else {
         return String::new();
     };
-    let counted = mine.iter().any(|r| r.param == source && r.metric == "instructions");
+    let counted = mine
+        .iter()
+        .any(|r| r.param == source && r.metric == "instructions");
     if !counted && failed.iter().all(|(_, why)| why == first) {
         return format!("\n{what}: not measured: {first}\n");
     }
@@ -268,12 +276,13 @@ fn beside_the_article(mine: &[Record]) -> String {
             format!("{}", CPP_IPC.0),
             format!("{}", CPP_IPC.1),
         ];
-        ipc.extend(runs.iter().map(|r| match r {
-            None => "-".into(),
-            Some(r) => r.ipc().map_or_else(
-                || "n/a (simulated: no time)".into(),
-                |i| format!("{i:.2}"),
-            ),
+        ipc.extend(runs.iter().map(|r| {
+            match r {
+                None => "-".into(),
+                Some(r) => r
+                    .ipc()
+                    .map_or_else(|| "n/a (simulated: no time)".into(), |i| format!("{i:.2}")),
+            }
         }));
         let mut instructions = vec!["instructions".to_string(), "-".into(), "-".into()];
         instructions.extend(per_frame(|r| r.instructions));
@@ -340,7 +349,10 @@ mod tests {
         assert_eq!(per_entity(&recs, "soa", 1_000_000, REAL), None);
         recs.extend(records(LayoutKind::Dyn(1), 1_000_000, SIMULATED, &run));
         let md = beside_the_article(&recs);
-        assert!(md.contains("18.2M") && md.contains("0.500M (50.0%)"), "{md}");
+        assert!(
+            md.contains("18.2M") && md.contains("0.500M (50.0%)"),
+            "{md}"
+        );
         assert!(md.contains("n/a (simulated: no time)"), "{md}");
         assert!(!md.contains("(real)"), "{md}");
     }

@@ -132,7 +132,10 @@ fn served_bars(records: &[Record]) -> Vec<(String, String)> {
             draw_bars(&root, &title, &bars).expect("drawing into a string cannot fail");
             root.present().expect("svg string backend");
         }
-        out.push((format!("counters_served_{}.svg", short_count(n as f64)), svg));
+        out.push((
+            format!("counters_served_{}.svg", short_count(n as f64)),
+            svg,
+        ));
     }
     out
 }

@@ -54,7 +54,12 @@ impl Baseline {
             layout.to_string(),
             CHECKED
                 .iter()
-                .filter_map(|(m, _)| fields.iter().find(|f| f.0 == *m).map(|f| (m.to_string(), f.1)))
+                .filter_map(|(m, _)| {
+                    fields
+                        .iter()
+                        .find(|f| f.0 == *m)
+                        .map(|f| (m.to_string(), f.1))
+                })
                 .collect(),
         );
     }
@@ -125,7 +130,10 @@ mod tests {
 
         let mut missing = base.clone();
         missing.layouts.remove("aos");
-        assert_eq!(base.regressions(&missing), vec!["aos: not counted in this run"]);
+        assert_eq!(
+            base.regressions(&missing),
+            vec!["aos: not counted in this run"]
+        );
 
         let other = Baseline::new("D1 48K".into(), 1000, 2.0);
         assert!(base.regressions(&other)[0].contains("re-bless"));

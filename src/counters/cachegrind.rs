@@ -87,7 +87,13 @@ pub fn valgrind_version() -> Result<String, String> {
 /// program's binary, which has the hidden `count-frames` subcommand) twice.
 pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simulated, String> {
     let valgrind = valgrind_version()?;
-    let short = run_once(exe, spec.layout, spec.n, spec.warmup + spec.frames, geometry)?;
+    let short = run_once(
+        exe,
+        spec.layout,
+        spec.n,
+        spec.warmup + spec.frames,
+        geometry,
+    )?;
     let long = run_once(
         exe,
         spec.layout,
@@ -148,7 +154,10 @@ impl Summary {
             } else if let Some(rest) = line.strip_prefix("summary:") {
                 totals = rest
                     .split_whitespace()
-                    .map(|v| v.parse::<u64>().map_err(|e| format!("summary value '{v}': {e}")))
+                    .map(|v| {
+                        v.parse::<u64>()
+                            .map_err(|e| format!("summary value '{v}': {e}"))
+                    })
                     .collect::<Result<_, _>>()?;
             }
         }
@@ -160,11 +169,7 @@ impl Summary {
             ));
         }
         Ok(Self {
-            events: names
-                .iter()
-                .map(|n| n.to_string())
-                .zip(totals)
-                .collect(),
+            events: names.iter().map(|n| n.to_string()).zip(totals).collect(),
             desc,
         })
     }
@@ -267,7 +272,11 @@ summary: 1000 10 5 300 40 20 200 30 10 150 7 3 1
     fn refuses_what_is_not_a_cachegrind_file() {
         assert!(Summary::parse("hello\n").is_err());
         let short = "events: Ir Dr\nsummary: 1\n";
-        assert!(Summary::parse(short).unwrap_err().contains("2 event names, 1 summary"));
+        assert!(
+            Summary::parse(short)
+                .unwrap_err()
+                .contains("2 event names, 1 summary")
+        );
         assert!(Summary::parse("events: Ir\nsummary: x\n").is_err());
     }
 

@@ -43,17 +43,35 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
         })
     }
     let mut counters = vec![
-        ("instructions", open("instructions", Hardware::INSTRUCTIONS)?),
+        (
+            "instructions",
+            open("instructions", Hardware::INSTRUCTIONS)?,
+        ),
         ("cycles", open("cycles", Hardware::CPU_CYCLES)?),
-        ("l1d_accesses", open("L1-dcache-loads", l1d(CacheResult::ACCESS))?),
-        ("l1d_misses", open("L1-dcache-load-misses", l1d(CacheResult::MISS))?),
-        ("ll_accesses", open("cache-references", Hardware::CACHE_REFERENCES)?),
+        (
+            "l1d_accesses",
+            open("L1-dcache-loads", l1d(CacheResult::ACCESS))?,
+        ),
+        (
+            "l1d_misses",
+            open("L1-dcache-load-misses", l1d(CacheResult::MISS))?,
+        ),
+        (
+            "ll_accesses",
+            open("cache-references", Hardware::CACHE_REFERENCES)?,
+        ),
         ("ll_misses", open("cache-misses", Hardware::CACHE_MISSES)?),
         ("branches", open("branches", Hardware::BRANCH_INSTRUCTIONS)?),
-        ("branch_misses", open("branch-misses", Hardware::BRANCH_MISSES)?),
+        (
+            "branch_misses",
+            open("branch-misses", Hardware::BRANCH_MISSES)?,
+        ),
     ];
     let (enabled, _) = super::run_frames(spec, |frames| {
-        let mut on = counters.iter_mut().map(|(_, c)| c.enable()).collect::<Vec<_>>();
+        let mut on = counters
+            .iter_mut()
+            .map(|(_, c)| c.enable())
+            .collect::<Vec<_>>();
         frames();
         for (_, c) in counters.iter_mut() {
             on.push(c.disable());
@@ -76,7 +94,10 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
         }
         let share = read.time_running as f64 / read.time_enabled.max(1) as f64;
         running_pct = running_pct.min(100.0 * share.min(1.0));
-        values.push((*name, read.count as f64 / share.min(1.0) / spec.entity_frames()));
+        values.push((
+            *name,
+            read.count as f64 / share.min(1.0) / spec.entity_frames(),
+        ));
     }
     let per_entity = PerEntity::from_fields(|m| values.iter().find(|v| v.0 == m).map(|v| v.1))
         .ok_or("no instruction count")?;

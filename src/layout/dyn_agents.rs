@@ -11,8 +11,8 @@
 
 use std::ops::Range;
 
-use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::layout::regions::{Field, Region};
+use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};

@@ -72,6 +72,21 @@ impl Field {
     pub fn written(self) -> bool {
         matches!(self, Field::X | Field::Y | Field::Energy)
     }
+
+    /// The memory view's colour for this field (sRGB), here so that the app and its tests agree.
+    pub fn rgb(self) -> [u8; 3] {
+        match self {
+            Field::X => [235, 85, 75],
+            Field::Y => [245, 150, 55],
+            Field::Vx => [70, 140, 245],
+            Field::Vy => [90, 205, 245],
+            Field::Hp => [110, 200, 95],
+            Field::Energy => [180, 110, 235],
+            Field::Regen => [235, 105, 185],
+            Field::Armor => [150, 150, 140],
+            Field::Id => [95, 100, 160],
+        }
+    }
 }
 
 /// `len` bytes at `addr` holding `field` of the entity at logical index `entity`.

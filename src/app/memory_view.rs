@@ -1,0 +1,471 @@
+//! MemoryViewPlugin: where the layout's entities really are, drawn from the layout's own
+//! storage (`Layout::regions`: live addresses, never a table typed by hand), so a speaker can
+//! show the cache lines instead of drawing them on a slide. `M`, the panel's checkbox or a
+//! script's `memory show` toggle it; it takes the canvas's right edge (the world fits between
+//! it and the panel), leaving the panel's height alone.
+//!
+//! - Contiguous layouts (soa, aos, ecs-*): 64 consecutive entities, one row per 64-byte cache
+//!   line, each byte coloured by the field it holds; the bytes `move` reads outlined in white,
+//!   `regen`'s in yellow; and the lines `move` must bring in for these 64 entities.
+//! - Boxed and dyn layouts: each entity's address against its index for 2,048 entities (a
+//!   staircase in allocation order, a scatter once shuffled) and the median step between
+//!   neighbours.
+//! - The gpu layout: its buffers from the same description (device offsets, not addresses).
+//!
+//! Below it, the layout's effective bandwidth (the bytes a frame must touch over the simulate
+//! time) against this machine's streaming limit, measured once at start-up on a thread of its own.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, pos2, vec2};
+
+use entity_layouts::LayoutKind;
+use entity_layouts::bandwidth::{FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit};
+use entity_layouts::layout::regions::{Field, Region, cache_lines, median_stride};
+use entity_layouts::threads::{Threads, core_count};
+
+use super::UiState;
+use super::scoreboard::count_label;
+use super::sim::Sim;
+use super::stats::FrameStats;
+
+/// Entities in the cache-line picture: 64 of them fill whole lines in every layout.
+const WINDOW: usize = 64;
+/// Entities in the address scatter of the boxed layouts.
+const SCATTER: usize = 2048;
+/// The most cache lines drawn; the rest are counted.
+const MAX_ROWS: usize = 60;
+const CELL_W: f32 = 5.0;
+const ROW_H: f32 = 6.0;
+const LABEL_W: f32 = 54.0;
+/// Elements per array of the start-up triad: 3 x 128 MiB, as the bench's `bandwidth`.
+const STREAM_ELEMENTS: usize = 16 << 20;
+
+const BACKING: Color32 = Color32::from_rgba_premultiplied(10, 10, 14, 225);
+const OTHER: Color32 = Color32::from_rgb(48, 48, 56);
+const MOVE_OUTLINE: Color32 = Color32::WHITE;
+const REGEN_OUTLINE: Color32 = Color32::from_rgb(255, 220, 60);
+
+pub fn field_color(field: Field) -> Color32 {
+    let [r, g, b] = field.rgb();
+    Color32::from_rgb(r, g, b)
+}
+
+pub struct MemoryViewPlugin;
+
+impl Plugin for MemoryViewPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(StreamProbe::start())
+            .add_systems(EguiPrimaryContextPass, memory_view);
+    }
+}
+
+/// This machine's streaming limit, measured once on a thread of its own while the app starts.
+#[derive(Resource, Clone)]
+pub struct StreamProbe(Arc<Mutex<Option<StreamLimit>>>);
+
+impl StreamProbe {
+    fn start() -> Self {
+        let slot = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("stream-limit".into())
+            .spawn(move || {
+                let limit = measure_limit(STREAM_ELEMENTS, 5, core_count());
+                *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(limit);
+            });
+        if let Err(e) = spawned {
+            warn!("cannot measure the streaming limit: {e}");
+        }
+        Self(slot)
+    }
+
+    pub fn get(&self) -> Option<StreamLimit> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+fn memory_view(
+    mut contexts: EguiContexts,
+    sim: Res<Sim>,
+    stats: Res<FrameStats>,
+    mut ui_state: ResMut<UiState>,
+    probe: Res<StreamProbe>,
+) -> Result {
+    if !ui_state.memory_visible {
+        ui_state.memory_width_px = 0.0;
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let kind = sim.driver.kind();
+    let shown = egui::Area::new("memory view".into())
+        .order(egui::Order::Foreground)
+        .anchor(Align2::RIGHT_TOP, vec2(-10.0, 10.0))
+        .interactable(false)
+        .show(ctx, |ui| {
+            egui::Frame::new()
+                .fill(BACKING)
+                .corner_radius(6.0)
+                .inner_margin(egui::Margin::same(10))
+                .show(ui, |ui| {
+                    ui.spacing_mut().item_spacing.y = 4.0;
+                    ui.set_width(LABEL_W + 64.0 * CELL_W + 4.0);
+                    picture(ui, &sim, kind);
+                    ui.separator();
+                    bandwidth_line(ui, &sim, &stats, kind, probe.get());
+                });
+        });
+    let right = ctx.viewport_rect().right();
+    ui_state.memory_width_px = (right - shown.response.rect.left() + 10.0) * ctx.pixels_per_point();
+    Ok(())
+}
+
+fn picture(ui: &mut egui::Ui, sim: &Sim, kind: LayoutKind) {
+    let n = sim.driver.len();
+    match kind {
+        LayoutKind::Gpu => {
+            ui.label(RichText::new("memory · gpu: the data lives on the device").strong());
+            ui.label(
+                RichText::new(
+                    "eight storage buffers, one per field (n × 4 B each), and the points buffer the renderer draws; this process keeps only the ids. Device offsets of the first 64 entities:",
+                )
+                .small(),
+            );
+            legend(ui);
+            let regions = gpu_description(n.min(WINDOW));
+            cache_line_grid(ui, &regions, "buffer");
+            lines_summary(ui, &regions);
+        }
+        LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
+            let shown = n.min(SCATTER);
+            ui.label(
+                RichText::new(format!(
+                    "memory · {kind}: each entity's box, address against index (entities 0–{})",
+                    shown.saturating_sub(1)
+                ))
+                .strong(),
+            );
+            let regions = sim.driver.regions(0..shown);
+            address_scatter(ui, &regions);
+        }
+        _ => {
+            let shown = n.min(WINDOW);
+            ui.label(
+                RichText::new(format!(
+                    "memory · {kind}: entities 0–{}, one row per 64-byte cache line",
+                    shown.saturating_sub(1)
+                ))
+                .strong(),
+            );
+            legend(ui);
+            let regions = sim.driver.regions(0..shown);
+            cache_line_grid(ui, &regions, "address");
+            lines_summary(ui, &regions);
+        }
+    }
+}
+
+/// The gpu layout's buffers for `n` entities, laid out as it lays them out (one f32 column per
+/// field, then the ids it keeps on the host): offsets within each buffer, each buffer in its own
+/// address range so that no two share a line.
+fn gpu_description(n: usize) -> Vec<Region> {
+    let mut out = Vec::new();
+    for entity in 0..n {
+        for (b, field) in Field::STATE.into_iter().enumerate() {
+            out.push(Region {
+                addr: (b << 20) + entity * 4,
+                len: 4,
+                field,
+                entity,
+            });
+        }
+    }
+    out
+}
+
+fn legend(ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 6.0;
+        for field in Field::ALL {
+            ui.label(RichText::new("■").color(field_color(field)));
+            ui.label(RichText::new(field.name()).small());
+        }
+        ui.label(RichText::new("■").color(OTHER));
+        ui.label(RichText::new("other").small());
+    });
+    ui.label(
+        RichText::new(
+            "white outline: move reads (writes x, y) · yellow: regen reads (writes energy)",
+        )
+        .small()
+        .color(Color32::LIGHT_GRAY),
+    );
+}
+
+/// One row per cache line that holds any of `regions`, bytes coloured by field.
+fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str) {
+    let mut lines: BTreeMap<usize, [Option<(Field, usize)>; 64]> = BTreeMap::new();
+    for r in regions {
+        for byte in r.addr..r.end() {
+            lines.entry(byte / 64).or_insert([None; 64])[byte % 64] = Some((r.field, r.entity));
+        }
+    }
+    if lines.is_empty() {
+        ui.label("no entities");
+        return;
+    }
+    // Rows, with a gap row wherever the next line is not the adjacent one.
+    let mut rows: Vec<Option<(usize, [Option<(Field, usize)>; 64])>> = Vec::new();
+    let mut prev: Option<usize> = None;
+    for (&line, bytes) in &lines {
+        if prev.is_some_and(|p| line != p + 1) {
+            rows.push(None);
+        }
+        rows.push(Some((line, *bytes)));
+        prev = Some(line);
+    }
+    let hidden = rows.len().saturating_sub(MAX_ROWS);
+    rows.truncate(MAX_ROWS);
+    let width = LABEL_W + 64.0 * CELL_W;
+    let (response, painter) =
+        ui.allocate_painter(vec2(width, rows.len() as f32 * ROW_H), Sense::hover());
+    let origin = response.rect.min;
+    let font = FontId::monospace(7.0);
+    for (i, row) in rows.iter().enumerate() {
+        let y = origin.y + i as f32 * ROW_H;
+        let Some((line, bytes)) = row else {
+            painter.line_segment(
+                [
+                    pos2(origin.x + LABEL_W, y + ROW_H / 2.0),
+                    pos2(origin.x + width, y + ROW_H / 2.0),
+                ],
+                Stroke::new(1.0, Color32::DARK_GRAY),
+            );
+            continue;
+        };
+        // The address of each run's first line: the rows below it follow on.
+        if i == 0 || rows[i - 1].is_none() {
+            painter.text(
+                pos2(origin.x, y + ROW_H / 2.0),
+                Align2::LEFT_CENTER,
+                format!("{:06x}", (line * 64) & 0xff_ffff),
+                font.clone(),
+                Color32::GRAY,
+            );
+        }
+        // Runs of bytes of one field of one entity: one cell each.
+        let mut start = 0;
+        while start < 64 {
+            let holds = bytes[start];
+            let mut end = start + 1;
+            while end < 64 && bytes[end] == holds {
+                end += 1;
+            }
+            let rect = Rect::from_min_max(
+                pos2(origin.x + LABEL_W + start as f32 * CELL_W, y),
+                pos2(origin.x + LABEL_W + end as f32 * CELL_W, y + ROW_H),
+            )
+            .shrink(0.5);
+            match holds {
+                Some((field, _)) => {
+                    painter.rect_filled(rect, 0.0, field_color(field));
+                    let outline = if field.read_by_move() {
+                        Some(MOVE_OUTLINE)
+                    } else if field.read_by_regen() {
+                        Some(REGEN_OUTLINE)
+                    } else {
+                        None
+                    };
+                    if let Some(color) = outline {
+                        painter.rect_stroke(rect, 0.0, Stroke::new(1.0, color), StrokeKind::Inside);
+                    }
+                }
+                None => {
+                    painter.rect_filled(rect, 0.0, OTHER);
+                }
+            }
+            start = end;
+        }
+    }
+    if hidden > 0 {
+        ui.label(RichText::new(format!("… {hidden} more lines")).small());
+    }
+    ui.label(
+        RichText::new(format!(
+            "left: the {addressing} of each run's first line (low 24 bits, hex); a grey rule: a jump to a line further away"
+        ))
+        .small()
+        .color(Color32::GRAY),
+    );
+}
+
+/// How many lines move and regen must bring in for the entities shown, against what they use.
+fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
+    let entities = regions.iter().map(|r| r.entity + 1).max().unwrap_or(0);
+    let used = |wanted: fn(Field) -> bool| -> usize {
+        regions
+            .iter()
+            .filter(|r| wanted(r.field))
+            .map(|r| r.len)
+            .sum()
+    };
+    for (system, wanted) in [
+        ("move", Field::read_by_move as fn(Field) -> bool),
+        ("regen", Field::read_by_regen),
+    ] {
+        let lines = cache_lines(regions, wanted);
+        let fetched = lines * 64;
+        let needed = used(wanted);
+        ui.label(
+            RichText::new(format!(
+                "{system} brings in {lines} cache lines ({fetched} B) for these {entities} entities; it uses {needed} B of them ({:.0}%)",
+                100.0 * needed as f64 / fetched.max(1) as f64
+            ))
+            .size(13.0)
+            .color(if system == "move" { MOVE_OUTLINE } else { REGEN_OUTLINE }),
+        );
+    }
+}
+
+/// Each entity's first byte against its index: a staircase in allocation order, a scatter once
+/// the heap is shuffled.
+fn address_scatter(ui: &mut egui::Ui, regions: &[Region]) {
+    let mut starts: Vec<usize> = Vec::new();
+    for r in regions.iter().filter(|r| r.field != Field::Id) {
+        match starts.get_mut(r.entity) {
+            Some(a) => *a = (*a).min(r.addr),
+            None => starts.push(r.addr),
+        }
+    }
+    let (Some(&lo), Some(&hi)) = (starts.iter().min(), starts.iter().max()) else {
+        ui.label("no entities");
+        return;
+    };
+    let size = vec2(LABEL_W + 64.0 * CELL_W, 190.0);
+    let (response, painter) = ui.allocate_painter(size, Sense::hover());
+    let plot = Rect::from_min_max(
+        response.rect.min + vec2(LABEL_W, 4.0),
+        response.rect.max - vec2(4.0, 14.0),
+    );
+    painter.rect_filled(plot, 0.0, Color32::from_rgb(22, 22, 28));
+    let span = (hi - lo).max(1) as f32;
+    let last = (starts.len().max(2) - 1) as f32;
+    for (i, &addr) in starts.iter().enumerate() {
+        let x = plot.left() + plot.width() * i as f32 / last;
+        let y = plot.bottom() - plot.height() * (addr - lo) as f32 / span;
+        painter.circle_filled(pos2(x, y), 1.3, field_color(Field::X));
+    }
+    let font = FontId::monospace(9.0);
+    for (y, addr) in [(plot.top(), hi), (plot.bottom(), lo)] {
+        painter.text(
+            pos2(response.rect.left(), y),
+            Align2::LEFT_CENTER,
+            format!("…{:08x}", addr & 0xffff_ffff),
+            font.clone(),
+            Color32::GRAY,
+        );
+    }
+    painter.text(
+        pos2(plot.center().x, response.rect.bottom()),
+        Align2::CENTER_BOTTOM,
+        format!("entity index 0 … {}", starts.len() - 1),
+        font,
+        Color32::GRAY,
+    );
+    let step = median_stride(regions).unwrap_or(0);
+    let reading = if step <= 128 {
+        "neighbours sit side by side: a staircase the prefetcher can follow"
+    } else {
+        "every next entity is a jump the prefetcher cannot guess"
+    };
+    ui.label(
+        RichText::new(format!(
+            "median step between consecutive entities: {} · span {}",
+            bytes_label(step as f64),
+            bytes_label(span as f64)
+        ))
+        .size(13.0)
+        .strong(),
+    );
+    ui.label(RichText::new(reading).size(13.0));
+}
+
+fn bytes_label(b: f64) -> String {
+    match b {
+        b if b >= (1u64 << 30) as f64 => format!("{:.1} GiB", b / (1u64 << 30) as f64),
+        b if b >= (1u64 << 20) as f64 => format!("{:.1} MiB", b / (1u64 << 20) as f64),
+        b if b >= 1024.0 => format!("{:.1} KiB", b / 1024.0),
+        b => format!("{b:.0} B"),
+    }
+}
+
+/// "soa: 41 GB/s, 78% of this machine's streaming limit (1 thread)".
+fn bandwidth_line(
+    ui: &mut egui::Ui,
+    sim: &Sim,
+    stats: &FrameStats,
+    kind: LayoutKind,
+    limit: Option<StreamLimit>,
+) {
+    let n = sim.driver.len();
+    let simulate = stats.scoreboard.get(&kind).map(|s| s.summary().0);
+    let threads = sim.driver.threads();
+    let rate = if kind.is_gpu() {
+        None
+    } else {
+        simulate.and_then(|ms| effective_gbs(n, f64::from(ms)))
+    };
+    let text = match (&rate, &limit) {
+        _ if kind.is_gpu() => {
+            "effective bandwidth: not shown for the gpu layout (its simulate time is the device's)"
+                .to_string()
+        }
+        (None, _) => "effective bandwidth: waiting for a measured frame".into(),
+        (Some(gbs), None) => format!(
+            "{kind}: {gbs:.1} GB/s effective · this machine's streaming limit: being measured…"
+        ),
+        (Some(gbs), Some(limit)) => {
+            let (cap, on) = match threads {
+                Threads::One => (limit.one_thread_gbs, "1 thread".to_string()),
+                Threads::All => (limit.all_threads_gbs, format!("{} threads", limit.threads)),
+            };
+            format!(
+                "{kind}: {gbs:.1} GB/s, {:.0}% of this machine's streaming limit on {on} ({cap:.1} GB/s)",
+                100.0 * gbs / cap
+            )
+        }
+    };
+    ui.label(RichText::new(text).size(14.0).strong());
+    ui.label(
+        RichText::new(format!(
+            "a frame must touch {FRAME_BYTES_F32:.0} B per entity (move 24, regen 12) × {} ÷ simulate time. Limit: {}",
+            count_label(n),
+            limit.map_or("measuring at start-up (STREAM triad, off the frame)".into(), |l| l.describe())
+        ))
+        .small()
+        .color(Color32::GRAY),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gpu_description_is_one_column_per_field() {
+        let regions = gpu_description(64);
+        assert_eq!(regions.len(), 64 * 8);
+        // Four columns of 64 x 4 B: sixteen lines for move, as SoA.
+        assert_eq!(cache_lines(&regions, Field::read_by_move), 16);
+        assert_eq!(cache_lines(&regions, Field::read_by_regen), 8);
+    }
+
+    #[test]
+    fn byte_counts_read_as_units() {
+        assert_eq!(bytes_label(48.0), "48 B");
+        assert_eq!(bytes_label(3.0 * 1024.0 * 1024.0), "3.0 MiB");
+    }
+}
