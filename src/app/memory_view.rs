@@ -432,9 +432,15 @@ fn bandwidth_line(
                 Threads::One => (limit.one_thread_gbs, "1 thread".to_string()),
                 Threads::All => (limit.all_threads_gbs, format!("{} threads", limit.threads)),
             };
+            let share = 100.0 * gbs / cap;
+            // Past 100%, the frame's bytes come from the caches, not memory.
+            let cached = if share > 100.0 {
+                ": the data fits in cache"
+            } else {
+                ""
+            };
             format!(
-                "{kind}: {gbs:.1} GB/s, {:.0}% of this machine's streaming limit on {on} ({cap:.1} GB/s)",
-                100.0 * gbs / cap
+                "{kind}: {gbs:.1} GB/s, {share:.0}% of this machine's streaming limit on {on} ({cap:.1} GB/s){cached}"
             )
         }
     };

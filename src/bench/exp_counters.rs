@@ -70,10 +70,12 @@ impl Experiment for Counters {
         match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
             Ok(sim) => {
                 out.extend(records(kind, n, SIMULATED, &sim.per_entity));
+                // The geometry as cachegrind reported it travels in the param of a record of
+                // the simulated last level's size.
                 out.push(
                     base("cachegrind")
                         .param(format!("{} ({})", sim.geometry, sim.valgrind))
-                        .value("geometry", "", 0.0),
+                        .value("ll_bytes", "B", cachegrind::PINNED.ll.bytes as f64),
                 );
             }
             Err(reason) => out.push(unavailable(kind, n, SIMULATED, &reason)),
@@ -88,7 +90,7 @@ impl Experiment for Counters {
                 .find(|r| r.layout == what && r.metric == metric)
                 .map(|r| r.param.clone())
         };
-        if let Some(geometry) = note("cachegrind", "geometry") {
+        if let Some(geometry) = note("cachegrind", "ll_bytes") {
             md.push_str(&format!(
                 "\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"
             ));
@@ -175,7 +177,7 @@ the kernel's generic cache-references / cache-misses; a count that shared its re
 fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record {
     Record::new(NAME, kind.name(), "f32", n)
         .param(format!("{source}: {reason}"))
-        .value("unavailable", "", 0.0)
+        .value("unavailable", "cells", 1.0)
 }
 
 /// One line when every cell of `source` failed for the same reason (no PMU), else one per cell.

@@ -126,7 +126,7 @@ fn cache_bytes() -> Vec<(String, u64)> {
 }
 
 /// The SIMD features this binary was compiled for (not what the CPU could do).
-fn target_features() -> String {
+pub fn target_features() -> String {
     let mut on = vec![std::env::consts::ARCH];
     macro_rules! feature {
         ($($f:literal),*) => { $( if cfg!(target_feature = $f) { on.push($f); } )* };

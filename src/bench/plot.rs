@@ -163,8 +163,9 @@ fn draw_bars<DB: DrawingBackend>(
         .y_labels(bars.len())
         .y_label_formatter(&|y| {
             let i = y.round();
-            if (y - i).abs() < 0.01 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
+            // Top to bottom in the report's order.
+            if (y - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
+                names[names.len() - 1 - i as usize].clone()
             } else {
                 String::new()
             }
@@ -177,9 +178,10 @@ fn draw_bars<DB: DrawingBackend>(
         ("memory", RGBColor(200, 50, 50)),
     ];
     for (level, (label, color)) in levels.iter().enumerate() {
-        let rects = bars.iter().enumerate().map(|(i, (_, served))| {
+        let top = bars.len() as f64 - 1.0;
+        let rects = bars.iter().enumerate().map(move |(i, (_, served))| {
             let start: f64 = served[..level].iter().sum();
-            let y = i as f64;
+            let y = top - i as f64;
             Rectangle::new(
                 [(start, y - 0.35), (start + served[level], y + 0.35)],
                 color.filled(),
@@ -194,7 +196,10 @@ fn draw_bars<DB: DrawingBackend>(
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, served))| {
         Text::new(
             format!("{:.2} to memory", served[2]),
-            (served.iter().sum::<f64>() + widest * 0.01, i as f64 + 0.15),
+            (
+                served.iter().sum::<f64>() + widest * 0.01,
+                bars.len() as f64 - 1.0 - i as f64 + 0.15,
+            ),
             ("sans-serif", 13).into_font(),
         )
     }))?;

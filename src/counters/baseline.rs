@@ -32,6 +32,10 @@ pub const CHECKED: [(&str, f64); 5] = [
 pub struct Baseline {
     /// The cache geometry cachegrind reported.
     pub geometry: String,
+    /// The instruction set the kernels were compiled for (`x86_64+sse2`): a build for another
+    /// (`-C target-cpu=native`) runs other instructions, and is not comparable.
+    #[serde(default)]
+    pub target: String,
     pub n: usize,
     /// Largest accepted increase, in percent, above the per-figure floor.
     pub tolerance_pct: f64,
@@ -42,6 +46,7 @@ impl Baseline {
     pub fn new(geometry: String, n: usize, tolerance_pct: f64) -> Self {
         Self {
             geometry,
+            target: crate::bench::machine::target_features(),
             n,
             tolerance_pct,
             layouts: BTreeMap::new(),
@@ -68,10 +73,13 @@ impl Baseline {
     /// each; improvements pass (and are worth a `--bless`).
     pub fn regressions(&self, measured: &Baseline) -> Vec<String> {
         let mut out = Vec::new();
-        if measured.geometry != self.geometry || measured.n != self.n {
+        if measured.geometry != self.geometry
+            || measured.n != self.n
+            || measured.target != self.target
+        {
             out.push(format!(
-                "the baseline was counted with {} entities on '{}', this run with {} on '{}': re-bless it",
-                self.n, self.geometry, measured.n, measured.geometry
+                "the baseline was counted with {} entities, {} instructions, on '{}'; this run with {}, {}, on '{}': not comparable (re-bless the baseline if that change was meant)",
+                self.n, self.target, self.geometry, measured.n, measured.target, measured.geometry
             ));
             return out;
         }
@@ -136,7 +144,10 @@ mod tests {
         );
 
         let other = Baseline::new("D1 48K".into(), 1000, 2.0);
-        assert!(base.regressions(&other)[0].contains("re-bless"));
+        assert!(base.regressions(&other)[0].contains("not comparable"));
+        let mut native = base.clone();
+        native.target = "x86_64+sse2+avx2".into();
+        assert!(base.regressions(&native)[0].contains("x86_64+sse2+avx2"));
     }
 
     #[test]
