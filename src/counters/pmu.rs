@@ -42,7 +42,7 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
             format!("perf_event_open({name}) failed: {e}; {hint}")
         })
     }
-    let mut counters = vec![
+    let mut counters = [
         (
             "instructions",
             open("instructions", Hardware::INSTRUCTIONS)?,
