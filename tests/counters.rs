@@ -1,0 +1,119 @@
+//! The counters end to end: cachegrind's two-run subtraction isolates the frames (the per-entity
+//! counts do not depend on how many frames were counted), repeats agree, the layouts differ the
+//! way their storage says they must, and the PMU either counts or says why it cannot.
+//!
+//! Without valgrind the cachegrind tests are skipped with the reason; under CI=true (where
+//! `.ci/run` installs it) a skip is a failure.
+
+use std::path::Path;
+
+use entity_layouts::LayoutKind;
+use entity_layouts::counters::{FrameSpec, PerEntity, cachegrind, pmu};
+
+fn exe() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_entity-layouts"))
+}
+
+fn have_valgrind() -> bool {
+    match cachegrind::valgrind_version() {
+        Ok(_) => true,
+        Err(reason) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("the counters tests cannot run under CI: {reason}")
+        }
+        Err(reason) => {
+            eprintln!("skipping: {reason}");
+            false
+        }
+    }
+}
+
+fn simulated(layout: LayoutKind, n: usize, frames: usize) -> PerEntity {
+    let spec = FrameSpec {
+        layout,
+        n,
+        warmup: 2,
+        frames,
+    };
+    cachegrind::count(exe(), &spec, &cachegrind::PINNED)
+        .unwrap()
+        .per_entity
+}
+
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() <= tolerance * a.abs().max(b.abs())
+}
+
+#[test]
+fn the_subtraction_counts_frames_and_nothing_else() {
+    if !have_valgrind() {
+        return;
+    }
+    // Twice the counted frames, the same counts per entity per frame: spawning, start-up and
+    // exit cancelled out.
+    let two = simulated(LayoutKind::Aos, 20_000, 2);
+    let four = simulated(LayoutKind::Aos, 20_000, 4);
+    assert!(
+        close(two.instructions, four.instructions, 0.01),
+        "{two:?} vs {four:?}"
+    );
+    assert!(close(two.l1d_accesses, four.l1d_accesses, 0.01));
+    // AoS streams its 32-byte records once for move and once for regen: one line per entity.
+    assert!(close(four.l1d_misses, 1.0, 0.05), "{four:?}");
+    let again = simulated(LayoutKind::Aos, 20_000, 4);
+    assert!(close(again.instructions, four.instructions, 0.001));
+}
+
+#[test]
+fn the_layouts_differ_as_their_storage_says() {
+    if !have_valgrind() {
+        return;
+    }
+    let soa = simulated(LayoutKind::Soa, 20_000, 2);
+    let dyn1 = simulated(LayoutKind::Dyn(1), 20_000, 2);
+    let dyn12 = simulated(LayoutKind::Dyn(12), 20_000, 2);
+    // A virtual call per entity is more work than a vectorised stream, whatever the kinds.
+    assert!(
+        dyn1.instructions > 2.0 * soa.instructions,
+        "{soa:?} {dyn1:?}"
+    );
+    // SoA brings in only the 24 B a frame reads (x, y, vx, vy, energy, regen): 0.375 lines.
+    assert!(close(soa.l1d_misses, 0.375, 0.05), "{soa:?}");
+    // One kind behind the call site is predicted; twelve hashed kinds are not.
+    assert!(
+        dyn1.branch_misses < 0.05 && dyn12.branch_misses > 1.0,
+        "{dyn1:?} {dyn12:?}"
+    );
+    assert_eq!(soa.cycles, None, "cachegrind has no clock");
+}
+
+#[test]
+fn the_pmu_counts_or_says_why_not() {
+    let spec = FrameSpec::for_count(LayoutKind::Soa, 10_000);
+    match pmu::count(&spec) {
+        Ok(real) => {
+            let r = real.per_entity;
+            assert!(
+                r.instructions > 1.0 && r.cycles.is_some_and(|c| c > 0.0),
+                "{r:?}"
+            );
+            assert!(real.running_pct > 0.0 && real.running_pct <= 100.0);
+        }
+        Err(reason) => assert!(reason.contains("perf_event_open"), "{reason}"),
+    }
+}
+
+#[test]
+fn a_failed_run_is_an_error_that_says_which() {
+    if !have_valgrind() {
+        return;
+    }
+    // A count the binary refuses: the child exits 2, and the error names the run.
+    let spec = FrameSpec {
+        layout: LayoutKind::Soa,
+        n: 200_000_000,
+        warmup: 0,
+        frames: 1,
+    };
+    let err = cachegrind::count(exe(), &spec, &cachegrind::PINNED).unwrap_err();
+    assert!(err.contains("soa at 200000000 entities failed"), "{err}");
+}
