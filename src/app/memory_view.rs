@@ -36,6 +36,8 @@ use super::stats::FrameStats;
 const WINDOW: usize = 64;
 /// Entities in the address scatter of the boxed layouts.
 const SCATTER: usize = 2048;
+/// Boxes drawn byte by byte under the scatter.
+const BOXES_UP_CLOSE: usize = 8;
 /// The most cache lines drawn; the rest are counted.
 const MAX_ROWS: usize = 60;
 const CELL_W: f32 = 5.0;
@@ -150,6 +152,15 @@ fn picture(ui: &mut egui::Ui, sim: &Sim, kind: LayoutKind) {
             );
             let regions = sim.driver.regions(0..shown);
             address_scatter(ui, &regions);
+            // Up close: the first boxes byte by byte, fields in their kind's order, and what
+            // lies between them (malloc's headers, other objects).
+            ui.label(RichText::new("the first 8 boxes, byte by byte:").small());
+            let boxes: Vec<Region> = regions
+                .iter()
+                .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
+                .copied()
+                .collect();
+            cache_line_grid(ui, &boxes, "address");
         }
         _ => {
             let shown = n.min(WINDOW);
