@@ -537,3 +537,39 @@ pub fn bytes_per_entity<S: Scalar>() -> usize {
     let location = size_of::<bevy_ecs::entity::EntityLocation>();
     components + ticks + table_entities + archetype_entities + location
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::regions::Field;
+
+    /// Whether `r` lies inside the bytes of `slice`.
+    fn inside<T>(r: &Region, slice: &[T]) -> bool {
+        let start = slice.as_ptr().addr();
+        r.addr >= start && r.end() <= start + size_of_val(slice)
+    }
+
+    #[test]
+    fn regions_lie_inside_bevys_column_slices() {
+        for mut layout in [EcsLayout::<f32>::table(), EcsLayout::<f32>::contiguous()] {
+            crate::bench::fill_seeded(&mut layout, 1000);
+            let mut regions = Vec::new();
+            layout.regions(0..1000, &mut regions);
+            let mut state = layout
+                .world
+                .query::<(&Position<f32, InTable>, &Health<f32, InTable>)>();
+            let query = state.query(&layout.world);
+            let tables: Vec<_> = query.contiguous_iter().unwrap().collect();
+            assert_eq!(tables.len(), 1, "one archetype, one table");
+            let (positions, healths) = tables[0];
+            assert_eq!(positions.len(), 1000);
+            for r in &regions {
+                match r.field {
+                    Field::X | Field::Y => assert!(inside(r, positions), "{r:?}"),
+                    Field::Hp => assert!(inside(r, healths), "{r:?}"),
+                    _ => assert!(!inside(r, positions) && !inside(r, healths), "{r:?}"),
+                }
+            }
+        }
+    }
+}
