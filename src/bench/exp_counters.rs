@@ -58,6 +58,10 @@ impl Experiment for Counters {
                     "%",
                     real.running_pct,
                 ));
+                if !real.missing.is_empty() {
+                    let why = format!("this PMU does not offer {}", real.missing.join(", "));
+                    out.push(unavailable(kind, n, REAL, &why));
+                }
             }
             Err(reason) => out.push(unavailable(kind, n, REAL, &reason)),
         }
@@ -115,9 +119,9 @@ impl Experiment for Counters {
                             format!("`{kind}`"),
                             fmt_num(run.instructions),
                             fmt_num(run.l1d_accesses),
-                            format!("{} ({:.1}%)", fmt_num(run.l1d_misses), run.l1d_miss_pct()),
+                            with_pct(run.l1d_misses, run.l1d_miss_pct(), ""),
                             fmt_num(run.ll_accesses),
-                            format!("{} ({:.1}%)", fmt_num(run.ll_misses), run.ll_miss_pct()),
+                            with_pct(run.ll_misses, run.ll_miss_pct(), ""),
                             fmt_num(run.branch_misses),
                         ];
                         if source == REAL {
@@ -173,6 +177,15 @@ and no time: no cycles, no IPC. L1d accesses are data reads and writes; LL acces
 the kernel's generic cache-references / cache-misses; a count that shared its register \
 (multiplexing) is scaled, and the table says how much of the time it counted.\n";
 
+/// `0.375 (16.7%)` (with `unit` after the number), or "n/a" for a figure not counted.
+fn with_pct(v: f64, pct: f64, unit: &str) -> String {
+    if v.is_finite() && pct.is_finite() {
+        format!("{}{unit} ({pct:.1}%)", fmt_num(v))
+    } else {
+        fmt_num(v)
+    }
+}
+
 /// Why `source` could not count `kind` at `n`: a record whose param is `source: reason`.
 fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record {
     Record::new(NAME, kind.name(), "f32", n)
@@ -180,31 +193,32 @@ fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record
         .value("unavailable", "cells", 1.0)
 }
 
-/// One line when every cell of `source` failed for the same reason (no PMU), else one per cell.
+/// One line per reason: "not measured: reason" when no cell of `source` counted at all (no
+/// PMU), else the reason and the cells it applies to.
 fn not_measured(mine: &[Record], source: &str, what: &str) -> String {
     let prefix = format!("{source}: ");
-    let failed: Vec<(&Record, &str)> = mine
-        .iter()
-        .filter(|r| r.metric == "unavailable")
-        .filter_map(|r| r.param.strip_prefix(&prefix).map(|why| (r, why)))
-        .collect();
-    let Some((_, first)) = failed.first() else {
-        return String::new();
-    };
+    let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+    for r in mine.iter().filter(|r| r.metric == "unavailable") {
+        let Some(why) = r.param.strip_prefix(&prefix) else {
+            continue;
+        };
+        let cell = format!("`{}` at {}", r.layout, fmt_count(r.n));
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, cells)) => cells.push(cell),
+            None => reasons.push((why, vec![cell])),
+        }
+    }
     let counted = mine
         .iter()
         .any(|r| r.param == source && r.metric == "instructions");
-    if !counted && failed.iter().all(|(_, why)| why == first) {
-        return format!("\n{what}: not measured: {first}\n");
-    }
-    failed
+    reasons
         .iter()
-        .map(|(r, why)| {
-            format!(
-                "\n{what}: not measured for `{}` at {} entities: {why}\n",
-                r.layout,
-                fmt_count(r.n)
-            )
+        .map(|(why, cells)| {
+            if !counted && reasons.len() == 1 {
+                format!("\n{what}: not measured: {why}\n")
+            } else {
+                format!("\n{what}: {why} ({})\n", cells.join(", "))
+            }
         })
         .collect()
 }
@@ -269,9 +283,8 @@ fn beside_the_article(mine: &[Record]) -> String {
             format!("{}M ({}%)", CPP_CACHE_MISSES.1 / 1e6, CPP_MISS_PCT.1),
         ];
         misses.extend(runs.iter().map(|r| {
-            r.as_ref().map_or("-".into(), |r| {
-                format!("{}M ({:.1}%)", fmt_num(r.ll_misses), r.ll_miss_pct())
-            })
+            r.as_ref()
+                .map_or("-".into(), |r| with_pct(r.ll_misses, r.ll_miss_pct(), "M"))
         }));
         let mut ipc = vec![
             "IPC".to_string(),
@@ -333,8 +346,12 @@ mod tests {
         assert_eq!(not_measured(&none, SIMULATED, "Simulated counters"), "");
         let mut some = records(LayoutKind::Soa, 10, SIMULATED, &PerEntity::default());
         some.push(unavailable(LayoutKind::Aos, 10, SIMULATED, "crashed"));
+        some.push(unavailable(LayoutKind::Dyn(1), 10, SIMULATED, "crashed"));
         let md = not_measured(&some, SIMULATED, "Simulated counters");
-        assert!(md.contains("for `aos` at 10 entities: crashed"), "{md}");
+        assert_eq!(
+            md,
+            "\nSimulated counters: crashed (`aos` at 10, `dyn-1` at 10)\n"
+        );
     }
 
     #[test]
@@ -357,5 +374,8 @@ mod tests {
         );
         assert!(md.contains("n/a (simulated: no time)"), "{md}");
         assert!(!md.contains("(real)"), "{md}");
+        // A figure a partial PMU did not count reads as such, never as a zero.
+        assert_eq!(with_pct(f64::NAN, f64::NAN, "M"), "n/a");
+        assert_eq!(with_pct(0.5, 50.0, "M"), "0.500M (50.0%)");
     }
 }

@@ -132,6 +132,8 @@ impl PerEntity {
 fn pct(part: f64, whole: f64) -> f64 {
     if whole > 0.0 {
         100.0 * part / whole
+    } else if whole.is_nan() || part.is_nan() {
+        f64::NAN
     } else {
         0.0
     }
@@ -150,7 +152,7 @@ pub const METRICS: [&str; 8] = [
 ];
 
 impl PerEntity {
-    /// `(metric, value)` for every field this run has.
+    /// `(metric, value)` for every field this run has (a NaN one was not counted: left out).
     pub fn fields(&self) -> Vec<(&'static str, f64)> {
         let mut out = vec![
             ("instructions", self.instructions),
@@ -164,20 +166,23 @@ impl PerEntity {
         if let Some(c) = self.cycles {
             out.push(("cycles", c));
         }
+        out.retain(|(_, v)| v.is_finite());
         out
     }
 
     /// Rebuilds a run from `(metric, value)` pairs (bench records read back); `None` without
-    /// the instruction count.
+    /// the instruction count. A figure that was not counted (a PMU without that event) is NaN,
+    /// which tables print as "n/a": never a 0 that reads as "no misses".
     pub fn from_fields(get: impl Fn(&str) -> Option<f64>) -> Option<Self> {
+        let or_nan = |metric: &str| get(metric).unwrap_or(f64::NAN);
         Some(Self {
             instructions: get("instructions")?,
-            l1d_accesses: get("l1d_accesses").unwrap_or(0.0),
-            l1d_misses: get("l1d_misses").unwrap_or(0.0),
-            ll_accesses: get("ll_accesses").unwrap_or(0.0),
-            ll_misses: get("ll_misses").unwrap_or(0.0),
-            branches: get("branches").unwrap_or(0.0),
-            branch_misses: get("branch_misses").unwrap_or(0.0),
+            l1d_accesses: or_nan("l1d_accesses"),
+            l1d_misses: or_nan("l1d_misses"),
+            ll_accesses: or_nan("ll_accesses"),
+            ll_misses: or_nan("ll_misses"),
+            branches: or_nan("branches"),
+            branch_misses: or_nan("branch_misses"),
             cycles: get("cycles"),
         })
     }
@@ -220,6 +225,10 @@ mod tests {
         let back = PerEntity::from_fields(|m| fields.iter().find(|f| f.0 == m).map(|f| f.1));
         assert_eq!(back, Some(run));
         assert_eq!(run.ipc(), Some(31.5 / 12.0));
+        // A PMU without L1d events: those figures are not counted, not zero.
+        let partial = PerEntity::from_fields(|m| (m != "l1d_misses").then_some(1.0)).unwrap();
+        assert!(partial.l1d_misses.is_nan() && partial.l1d_miss_pct().is_nan());
+        assert!(!partial.fields().iter().any(|f| f.0 == "l1d_misses"));
     }
 
     #[test]

@@ -16,13 +16,15 @@ pub struct Real {
     /// The smallest share of the counted time any event was on a counter register, in percent:
     /// 100 means no multiplexing.
     pub running_pct: f64,
+    /// Events this PMU does not offer (their figures are NaN, "n/a" in tables).
+    pub missing: Vec<String>,
 }
 
 /// Counts `spec.frames` warm frames on the PMU, or says why there is none.
 #[cfg(target_os = "linux")]
 pub fn count(spec: &FrameSpec) -> Result<Real, String> {
     use perf_event::Builder;
-    use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Event, Hardware};
+    use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware};
 
     fn l1d(result: CacheResult) -> Cache {
         Cache {
@@ -31,8 +33,8 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
             result,
         }
     }
-    fn open<E: Event>(name: &str, event: E) -> Result<perf_event::Counter, String> {
-        Builder::new(event).build().map_err(|e| {
+    fn open(name: &str, builder: &Builder) -> Result<perf_event::Counter, String> {
+        builder.build().map_err(|e| {
             let hint = match e.raw_os_error() {
                 Some(13) | Some(1) => {
                     "not permitted: lower /proc/sys/kernel/perf_event_paranoid or run as root"
@@ -42,31 +44,38 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
             format!("perf_event_open({name}) failed: {e}; {hint}")
         })
     }
-    let mut counters = [
-        (
-            "instructions",
-            open("instructions", Hardware::INSTRUCTIONS)?,
-        ),
-        ("cycles", open("cycles", Hardware::CPU_CYCLES)?),
-        (
-            "l1d_accesses",
-            open("L1-dcache-loads", l1d(CacheResult::ACCESS))?,
-        ),
-        (
-            "l1d_misses",
-            open("L1-dcache-load-misses", l1d(CacheResult::MISS))?,
-        ),
-        (
-            "ll_accesses",
-            open("cache-references", Hardware::CACHE_REFERENCES)?,
-        ),
-        ("ll_misses", open("cache-misses", Hardware::CACHE_MISSES)?),
-        ("branches", open("branches", Hardware::BRANCH_INSTRUCTIONS)?),
-        (
-            "branch_misses",
-            open("branch-misses", Hardware::BRANCH_MISSES)?,
-        ),
+    // Instructions are the one event every PMU has; a VM that exposes only some events (many
+    // clouds give no L1d events) still counts the rest, and the table says which are missing.
+    const EVENTS: [(&str, &str); 8] = [
+        ("instructions", "instructions"),
+        ("cycles", "cycles"),
+        ("l1d_accesses", "L1-dcache-loads"),
+        ("l1d_misses", "L1-dcache-load-misses"),
+        ("ll_accesses", "cache-references"),
+        ("ll_misses", "cache-misses"),
+        ("branches", "branches"),
+        ("branch_misses", "branch-misses"),
     ];
+    let mut builder = Builder::new(Hardware::INSTRUCTIONS);
+    let mut counters = Vec::new();
+    let mut missing = Vec::new();
+    for (metric, event) in EVENTS {
+        match metric {
+            "instructions" => builder.event(Hardware::INSTRUCTIONS),
+            "cycles" => builder.event(Hardware::CPU_CYCLES),
+            "l1d_accesses" => builder.event(l1d(CacheResult::ACCESS)),
+            "l1d_misses" => builder.event(l1d(CacheResult::MISS)),
+            "ll_accesses" => builder.event(Hardware::CACHE_REFERENCES),
+            "ll_misses" => builder.event(Hardware::CACHE_MISSES),
+            "branches" => builder.event(Hardware::BRANCH_INSTRUCTIONS),
+            _ => builder.event(Hardware::BRANCH_MISSES),
+        };
+        match open(event, &builder) {
+            Ok(counter) => counters.push((metric, counter)),
+            Err(e) if metric == "instructions" => return Err(e),
+            Err(_) => missing.push(event.to_string()),
+        }
+    }
     let (enabled, _) = super::run_frames(spec, |frames| {
         let mut on = counters
             .iter_mut()
@@ -104,6 +113,7 @@ pub fn count(spec: &FrameSpec) -> Result<Real, String> {
     Ok(Real {
         per_entity,
         running_pct,
+        missing,
     })
 }
 
