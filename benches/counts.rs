@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use entity_layouts::LayoutKind;
-use entity_layouts::counters::baseline::{Baseline, CHECK_COUNT};
+use entity_layouts::counters::baseline::{Baseline, CHECK_COUNT, CHECK_GEOMETRY};
 use entity_layouts::counters::{FrameSpec, cachegrind};
 
 const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/counts-baseline.json");
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
                     it.next()
                 } {
                     let spec = FrameSpec::for_count(kind, CHECK_COUNT);
-                    match cachegrind::count(exe, &spec, &cachegrind::PINNED) {
+                    match cachegrind::count(exe, &spec, &CHECK_GEOMETRY) {
                         Ok(sim) => measured.lock().unwrap().push((kind, sim)),
                         Err(e) => failed.lock().unwrap().push(format!("{kind}: {e}")),
                     }

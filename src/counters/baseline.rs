@@ -12,10 +12,23 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::PerEntity;
+use super::cachegrind::{CacheLevel, Geometry, PINNED};
 
 /// The population the check counts: big enough that per-frame overhead is a rounding error per
 /// entity, small enough that every layout runs under cachegrind in seconds.
 pub const CHECK_COUNT: usize = 100_000;
+
+/// The check's simulated caches: the bench's L1s ([`PINNED`]), and a 1 MiB last level, which
+/// [`CHECK_COUNT`] entities overflow (2.4 MB and up a frame) as 10M overflow the bench's 32 MiB:
+/// so the check sees memory traffic too, not only L1 misses.
+pub const CHECK_GEOMETRY: Geometry = Geometry {
+    ll: CacheLevel {
+        bytes: 1 << 20,
+        ways: 16,
+        line: 64,
+    },
+    ..PINNED
+};
 
 /// The figures the check compares, with the smallest change per entity that counts as one
 /// (a miss count near zero would otherwise fail on a change of a hundredth).

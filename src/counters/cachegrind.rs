@@ -283,7 +283,8 @@ summary: 1000 10 5 300 40 20 200 30 10 150 7 3 1
     #[test]
     fn the_pinned_geometry_is_one_cachegrind_accepts() {
         // Cachegrind wants a power-of-two number of sets per level.
-        for level in [PINNED.i1, PINNED.d1, PINNED.ll] {
+        let check = super::super::baseline::CHECK_GEOMETRY;
+        for level in [PINNED.i1, PINNED.d1, PINNED.ll, check.ll] {
             let sets = level.bytes / (level.ways as u64 * level.line as u64);
             assert!(sets.is_power_of_two(), "{level:?}");
         }
