@@ -55,6 +55,9 @@ impl std::error::Error for ScriptError {}
 const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, size, screenshot, export, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
+    // A talk saved by a Windows editor starts with a UTF-8 byte-order mark; CRLF line ends are
+    // taken care of by `lines()`.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let mut actions = Vec::new();
     for (index, raw) in source.lines().enumerate() {
         let text = raw.split('#').next().unwrap_or("").trim();
@@ -252,6 +255,17 @@ mod tests {
                 Action::Exit,
             ]
         );
+    }
+
+    #[test]
+    fn scripts_from_windows_editors_parse() {
+        let unix = "count 1000\nmemory show\nsay Hello # a comment\nexit\n";
+        let windows = format!("\u{feff}{}", unix.replace('\n', "\r\n"));
+        assert_eq!(parse(&windows).unwrap(), parse(unix).unwrap());
+        assert_eq!(parse(&windows).unwrap()[0], Action::Count(1000));
+        // Only a leading mark is one: elsewhere it is an unknown action, named by its line.
+        let inner = "count 1000\n\u{feff}exit\n";
+        assert_eq!(parse(inner).unwrap_err().line, 2);
     }
 
     #[test]
