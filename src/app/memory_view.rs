@@ -24,7 +24,7 @@ use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, p
 
 use entity_layouts::LayoutKind;
 use entity_layouts::bandwidth::{FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit};
-use entity_layouts::layout::regions::{Field, Region, cache_lines, median_stride};
+use entity_layouts::layout::regions::{Field, Region, cache_lines, entity_starts, median_stride};
 use entity_layouts::threads::{Threads, core_count};
 
 use super::UiState;
@@ -344,13 +344,7 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
 /// Each entity's first byte against its index: a staircase in allocation order, a scatter once
 /// the heap is shuffled.
 fn address_scatter(ui: &mut egui::Ui, regions: &[Region]) {
-    let mut starts: Vec<usize> = Vec::new();
-    for r in regions.iter().filter(|r| r.field != Field::Id) {
-        match starts.get_mut(r.entity) {
-            Some(a) => *a = (*a).min(r.addr),
-            None => starts.push(r.addr),
-        }
-    }
+    let starts = entity_starts(regions);
     let (Some(&lo), Some(&hi)) = (starts.iter().min(), starts.iter().max()) else {
         ui.label("no entities");
         return;

@@ -98,15 +98,7 @@ impl<K: Storage> Component for EntityId<K> {
 }
 
 /// An entity's id and all six components, read-only.
-type Everything<S, K> = (
-    &'static EntityId<K>,
-    &'static Position<S, K>,
-    &'static Velocity<S, K>,
-    &'static Health<S, K>,
-    &'static Energy<S, K>,
-    &'static Regen<S, K>,
-    &'static Armor<S, K>,
-);
+type Everything<S, K> = Components<'static, S, K>;
 
 /// One entity's components, borrowed from the world.
 type Components<'a, S, K> = (

@@ -33,17 +33,16 @@ impl Field {
         Field::Regen,
         Field::Armor,
     ];
-    pub const ALL: [Field; 9] = [
-        Field::X,
-        Field::Y,
-        Field::Vx,
-        Field::Vy,
-        Field::Hp,
-        Field::Energy,
-        Field::Regen,
-        Field::Armor,
-        Field::Id,
-    ];
+    /// The state fields, then the id.
+    pub const ALL: [Field; 9] = {
+        let mut all = [Field::Id; 9];
+        let mut i = 0;
+        while i < Self::STATE.len() {
+            all[i] = Self::STATE[i];
+            i += 1;
+        }
+        all
+    };
 
     pub fn name(self) -> &'static str {
         match self {
@@ -142,10 +141,9 @@ pub fn cache_lines(regions: &[Region], wanted: impl Fn(Field) -> bool) -> usize 
     lines.len()
 }
 
-/// The median distance in bytes between consecutive entities' first state bytes (the boxed
-/// view's figure: a box's size in allocation order, a random jump once shuffled). Ids, kept in
-/// their own array by every layout, do not count.
-pub fn median_stride(regions: &[Region]) -> Option<u64> {
+/// Each entity's first state byte, in the order the regions list the entities (ids, kept in
+/// their own array by every layout, do not count).
+pub fn entity_starts(regions: &[Region]) -> Vec<usize> {
     let mut starts: Vec<(usize, usize)> = Vec::new();
     for r in regions.iter().filter(|r| r.field != Field::Id) {
         match starts.last_mut() {
@@ -153,9 +151,16 @@ pub fn median_stride(regions: &[Region]) -> Option<u64> {
             _ => starts.push((r.entity, r.addr)),
         }
     }
-    let mut gaps: Vec<u64> = starts
+    starts.into_iter().map(|(_, addr)| addr).collect()
+}
+
+/// The median distance in bytes between consecutive entities' first state bytes (the boxed
+/// view's figure: a box's size in allocation order, a random jump once shuffled). Ids, kept in
+/// their own array by every layout, do not count.
+pub fn median_stride(regions: &[Region]) -> Option<u64> {
+    let mut gaps: Vec<u64> = entity_starts(regions)
         .windows(2)
-        .map(|w| w[1].1.abs_diff(w[0].1) as u64)
+        .map(|w| w[1].abs_diff(w[0]) as u64)
         .collect();
     if gaps.is_empty() {
         return None;

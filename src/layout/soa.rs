@@ -42,6 +42,20 @@ impl<S: Scalar> Soa<S> {
         ]
     }
 
+    /// The eight columns in `EntityState` order.
+    fn columns(&self) -> [&Vec<S>; 8] {
+        [
+            &self.x,
+            &self.y,
+            &self.vx,
+            &self.vy,
+            &self.hp,
+            &self.energy,
+            &self.regen,
+            &self.armor,
+        ]
+    }
+
     fn state(&self, i: usize) -> EntityState<S> {
         EntityState {
             x: self.x[i],
@@ -145,16 +159,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
     }
 
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
-        let columns = [
-            &self.x,
-            &self.y,
-            &self.vx,
-            &self.vy,
-            &self.hp,
-            &self.energy,
-            &self.regen,
-            &self.armor,
-        ];
+        let columns = self.columns();
         for i in range {
             for (column, field) in columns.iter().zip(Field::STATE) {
                 out.push(Region::of(&column[i], field, i));
@@ -175,19 +180,11 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         MemoryUse {
             payload_bytes: self.len() as u64 * (8 * field + id),
             allocated_bytes: self.ids.capacity() as u64 * id
-                + [
-                    &self.x,
-                    &self.y,
-                    &self.vx,
-                    &self.vy,
-                    &self.hp,
-                    &self.energy,
-                    &self.regen,
-                    &self.armor,
-                ]
-                .iter()
-                .map(|c| c.capacity() as u64 * field)
-                .sum::<u64>(),
+                + self
+                    .columns()
+                    .iter()
+                    .map(|c| c.capacity() as u64 * field)
+                    .sum::<u64>(),
         }
     }
 }
