@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::layout::LayoutKind;
+use crate::simd::SimdChoice;
 use crate::threads::Threads;
 use crate::values::WindowSize;
 
@@ -17,6 +18,8 @@ pub enum Action {
     /// Grow (over the next frames) or shrink (now) to this many entities.
     Count(usize),
     Threads(Threads),
+    /// Run the kernels on the build's baseline instructions or the widest this CPU has.
+    Simd(SimdChoice),
     /// Spawns plus removals per frame.
     Churn(usize),
     Pause(bool),
@@ -46,6 +49,7 @@ impl Action {
             Action::Layout(_)
                 | Action::Count(_)
                 | Action::Threads(_)
+                | Action::Simd(_)
                 | Action::Churn(_)
                 | Action::Pause(_)
         )
@@ -59,6 +63,7 @@ impl fmt::Display for Action {
             Action::Layout(kind) => write!(f, "layout {kind}"),
             Action::Count(n) => write!(f, "count {n}"),
             Action::Threads(threads) => write!(f, "threads {threads}"),
+            Action::Simd(choice) => write!(f, "simd {choice}"),
             Action::Churn(n) => write!(f, "churn {n}"),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),

@@ -12,6 +12,7 @@ use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::swarm::{MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
+use crate::simd::{SimdChoice, SimdTier};
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern};
 
@@ -64,6 +65,7 @@ pub struct Driver<S: Scalar = f32> {
     swarm: Swarm<S>,
     target: usize,
     threads: Threads,
+    simd: SimdChoice,
     churn: usize,
     paused: bool,
     dt: Dt,
@@ -85,6 +87,7 @@ impl<S: Scalar> Driver<S> {
             swarm,
             target: 0,
             threads: Threads::One,
+            simd: SimdChoice::Baseline,
             churn: 0,
             paused: false,
             dt: Dt::default(),
@@ -157,6 +160,17 @@ impl<S: Scalar> Driver<S> {
 
     pub fn threads(&self) -> Threads {
         self.threads
+    }
+
+    /// The SIMD choice in force ([`Action::Simd`]).
+    pub fn simd(&self) -> SimdChoice {
+        self.simd
+    }
+
+    /// The tier the current layout's kernels run on (the baseline for layouts without
+    /// multiversioned kernels, whatever the choice).
+    pub fn simd_in_use(&self) -> SimdTier {
+        self.swarm.simd_in_use()
     }
 
     pub fn paused(&self) -> bool {
@@ -266,6 +280,12 @@ impl<S: Scalar> Driver<S> {
             Action::Threads(threads) => {
                 let different = threads != self.threads;
                 self.threads = threads;
+                Ok(changed(different))
+            }
+            Action::Simd(choice) => {
+                let different = choice != self.simd;
+                self.simd = choice;
+                self.swarm.set_simd(choice.tier());
                 Ok(changed(different))
             }
             Action::Pause(paused) => {

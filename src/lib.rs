@@ -7,6 +7,7 @@
 //! - [`workload`]: the entity's eight fields, how entity *i* is born, and the only copy of the
 //!   per-entity math (`move_one`, `regen_one`, `pack_point`).
 //! - [`threads`]: one thread or all cores, through Bevy's task pool.
+//! - [`simd`]: the vector width the hot kernels run at, chosen at run time.
 //! - [`memory`]: bytes per entity, resident and available memory, handing memory back.
 //! - [`bandwidth`]: this machine's streaming limit, and a frame's effective bandwidth.
 //! - [`layout`]: the storages under test, one file each, one trait.
@@ -25,10 +26,11 @@
 //!
 //! The windowed app (`src/app/`, behind the `app` feature) sits on top of all of it.
 
-// No `unsafe` but three audited spots: two calls into glibc's allocator, in `memory`
-// (`malloc_trim` and `mallopt`, which no safe wrapper offers), and `Send` for a piece of wgpu's
+// No `unsafe` but four audited spots: two calls into glibc's allocator, in `memory`
+// (`malloc_trim` and `mallopt`, which no safe wrapper offers), `Send` for a piece of wgpu's
 // write-only staging memory in `workload` (wgpu-types implements it for sized types only), which
-// lets the gather into that memory run on every core. `deny` rather than `forbid`, so that those
+// lets the gather into that memory run on every core, and the calls into `#[target_feature]`
+// kernels in `simd`, each after checking that the CPU has the feature. `deny` rather than `forbid`, so that those
 // can say `allow`.
 #![deny(unsafe_code)]
 
@@ -44,6 +46,7 @@ pub mod layout;
 pub mod memory;
 pub mod scalar;
 pub mod script;
+pub mod simd;
 pub mod soak;
 pub mod swarm;
 pub mod threads;

@@ -18,6 +18,8 @@ pub trait Scalar:
     + Send
     + Sync
     + SampleUniform
+    // Plain bytes: the chunked layout keeps its columns in one untyped 16 KiB block.
+    + bytemuck::Pod
     + 'static
 {
     /// Short name used in reports (`f32`, `f64`).

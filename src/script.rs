@@ -28,6 +28,7 @@ use crate::action::Action;
 use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::simd::SimdChoice;
 use crate::threads::Threads;
 use crate::values::{Churn, EntityCount, Frames, ValueError, WindowSize};
 
@@ -94,6 +95,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                     .0,
             ),
             "threads" => Action::Threads(need("1 or all")?.parse::<Threads>().map_err(value)?),
+            "simd" => Action::Simd(
+                need("baseline or best")?
+                    .parse::<SimdChoice>()
+                    .map_err(value)?,
+            ),
             "churn" => Action::Churn(
                 need("a number per frame")?
                     .parse::<Churn>()

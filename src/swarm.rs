@@ -13,6 +13,7 @@ use crate::error::SimError;
 use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError, capacity_limit};
 use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
 use crate::scalar::Scalar;
+use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{
     Dt, EntityState, PointSink, SpawnPattern, entity_hash, mix, sink_of, spawn_range,
@@ -60,6 +61,8 @@ pub struct Swarm<S: Scalar> {
     id_buffer: Vec<u64>,
     /// Threads freeing layouts that switches replaced.
     freeing: Vec<JoinHandle<()>>,
+    /// The SIMD tier every layout this swarm builds runs its kernels on.
+    simd: SimdTier,
 }
 
 impl<S: Scalar> Swarm<S> {
@@ -76,7 +79,36 @@ impl<S: Scalar> Swarm<S> {
             spawn_buffer: Vec::new(),
             id_buffer: Vec::new(),
             freeing: Vec::new(),
+            simd: SimdTier::Baseline,
         })
+    }
+
+    /// A fresh, empty layout of `kind` on this swarm's SIMD tier.
+    fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
+        let mut layout = kind.create::<S>()?;
+        layout.set_simd(self.simd);
+        Ok(layout)
+    }
+
+    /// Runs the kernels on `tier` from the next step on, in the current layout and in one a
+    /// pending switch is filling. Instant: nothing is copied, every entity keeps its state.
+    pub fn set_simd(&mut self, tier: SimdTier) {
+        self.simd = tier;
+        self.layout.set_simd(tier);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.set_simd(tier);
+        }
+    }
+
+    /// The tier asked for ([`Self::set_simd`]).
+    pub fn simd(&self) -> SimdTier {
+        self.simd
+    }
+
+    /// The tier the current layout's kernels really run on: the one asked for, or the baseline
+    /// for a layout without multiversioned kernels.
+    pub fn simd_in_use(&self) -> SimdTier {
+        self.layout.simd()
     }
 
     /// A swarm of `n` entities, or the reason it cannot be built.
@@ -290,7 +322,7 @@ impl<S: Scalar> Swarm<S> {
         }
         if self.switch.is_none()
             && self.layout.rebuild_releases_memory()
-            && let Ok(to) = self.kind().create()
+            && let Ok(to) = self.create(self.kind())
         {
             self.switch = Some(PendingSwitch { to, copied: 0 });
             self.finish_switch_if_copied();
@@ -435,7 +467,7 @@ impl<S: Scalar> Swarm<S> {
     /// (the counter moves past the snapshot's ids), and dropping a pending switch. On error
     /// nothing changes.
     pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
-        let mut fresh = self.kind().create::<S>()?;
+        let mut fresh = self.create(self.kind())?;
         self.fill(fresh.as_mut(), snapshot)?;
         self.layout = fresh;
         self.switch = None;
@@ -478,7 +510,7 @@ impl<S: Scalar> Swarm<S> {
             return Ok(());
         }
         self.wait_for_frees();
-        let mut to = kind.create::<S>()?;
+        let mut to = self.create(kind)?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
         self.switch = Some(PendingSwitch { to, copied: 0 });
         self.finish_switch_if_copied();

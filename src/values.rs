@@ -10,6 +10,7 @@ use thiserror::Error;
 use crate::driver::MAX_CHURN;
 use crate::layout::LayoutKind;
 use crate::swarm::MAX_ENTITIES;
+use crate::simd::{SimdChoice, SimdTier, available_names};
 use crate::threads::Threads;
 use crate::workload::SpawnPattern;
 
@@ -105,6 +106,38 @@ impl FromStr for Threads {
             "all" => Ok(Threads::All),
             _ => Err(ValueError::new("threads", text, "1 or all")),
         }
+    }
+}
+
+impl FromStr for SimdChoice {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        SimdChoice::BOTH
+            .into_iter()
+            .find(|c| c.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                let best = SimdTier::best().name();
+                ValueError::new("simd", text, format!("baseline or best (best is {best} here)"))
+            })
+    }
+}
+
+/// A tier by name, refused (with the ones it has) where this CPU lacks it: running its
+/// instructions anyway would be undefined behaviour, not a slow run.
+impl FromStr for SimdTier {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        SimdTier::ALL
+            .into_iter()
+            .find(|t| t.name() == text.trim().to_ascii_lowercase())
+            .filter(|t| t.is_available())
+            .ok_or_else(|| {
+                ValueError::new(
+                    "simd tier",
+                    text,
+                    format!("a tier this CPU has: {}", available_names()),
+                )
+            })
     }
 }
 
@@ -213,7 +246,7 @@ mod tests {
 
     #[test]
     fn every_error_names_the_text_and_the_range() {
-        let cases: [(Result<(), ValueError>, &str, &str); 8] = [
+        let cases: [(Result<(), ValueError>, &str, &str); 10] = [
             (
                 "2e8".parse::<EntityCount>().map(drop),
                 "2e8",
@@ -223,6 +256,12 @@ mod tests {
             ("0".parse::<BenchCount>().map(drop), "0", "1 to 100000000"),
             ("0".parse::<Frames>().map(drop), "0", "1 to 1000000"),
             ("8".parse::<Threads>().map(drop), "8", "1 or all"),
+            ("avx".parse::<SimdChoice>().map(drop), "avx", "baseline or best"),
+            (
+                "sse9".parse::<SimdTier>().map(drop),
+                "sse9",
+                "a tier this CPU has: baseline",
+            ),
             (
                 "octree".parse::<LayoutKind>().map(drop),
                 "octree",
@@ -252,6 +291,17 @@ mod tests {
         assert_eq!(" SoA ".parse::<LayoutKind>(), Ok(LayoutKind::Soa));
         for t in Threads::BOTH {
             assert_eq!(t.name().parse::<Threads>(), Ok(t));
+        }
+        for c in SimdChoice::BOTH {
+            assert_eq!(c.name().parse::<SimdChoice>(), Ok(c));
+        }
+        for &t in crate::simd::available() {
+            assert_eq!(t.name().parse::<SimdTier>(), Ok(t));
+        }
+        // A tier this CPU lacks is refused by name, not run.
+        for t in SimdTier::ALL.into_iter().filter(|t| !t.is_available()) {
+            let err = t.name().parse::<SimdTier>().unwrap_err().to_string();
+            assert!(err.contains("a tier this CPU has"), "{err}");
         }
         assert_eq!(
             "1920x1080".parse::<WindowSize>().map(|s| s.to_string()),

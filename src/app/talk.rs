@@ -25,7 +25,7 @@ use super::stats::FrameStats;
 use super::{Canvas, UiState};
 
 /// The key for each layout of `LayoutKind::ALL`, in order, and how the panel names it.
-pub const LAYOUT_KEYS: [(KeyCode, &str); 12] = [
+pub const LAYOUT_KEYS: [(KeyCode, &str); LayoutKind::ALL.len()] = [
     (KeyCode::Digit1, "1"),
     (KeyCode::Digit2, "2"),
     (KeyCode::Digit3, "3"),
@@ -37,6 +37,7 @@ pub const LAYOUT_KEYS: [(KeyCode, &str); 12] = [
     (KeyCode::Digit9, "9"),
     (KeyCode::Digit0, "0"),
     (KeyCode::Minus, "-"),
+    (KeyCode::Equal, "="),
     (KeyCode::KeyG, "G"),
 ];
 

@@ -1,6 +1,7 @@
 //! Random access: 200,000 lookups by id into 1M entities of F fields (F = 2..20), reading every
 //! field of the entity found. SoA scatters one entity over F arrays; AoS keeps it in one record;
-//! boxed objects add a dependent pointer load. Beside them, a `HashMap` id -> object against
+//! boxed objects add a dependent pointer load; 16 KiB chunks keep an entity's fields in one block
+//! (F short columns a few hundred bytes apart). Beside them, a `HashMap` id -> object against
 //! `Vec` indexing (the JS study's `Map` vs `a[id]`), and Bevy's `Query::get` and `World::get` on
 //! the core's ECS layout (8 fields).
 //!
@@ -14,6 +15,7 @@ use std::collections::HashMap;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
+use super::chunked::ChunkedFields;
 use super::harness::{Stats, measure};
 use super::record::{Query, Record};
 use super::studies;
@@ -66,6 +68,19 @@ fn aos_lookups<const F: usize>(rows: &[[f64; F]], ids: &[usize], cfg: &BenchConf
         let mut sum = 0.0;
         for &id in ids {
             sum += rows[id].iter().sum::<f64>();
+        }
+        std::hint::black_box(sum);
+    })
+}
+
+fn chunks<const F: usize>(n: usize, ids: &[usize], cfg: &BenchConfig) -> Stats {
+    let chunks = ChunkedFields::<F>::new(n, value);
+    measure(&cfg.method, || {
+        let mut sum = 0.0;
+        for &id in ids {
+            for f in 0..F {
+                sum += chunks.get(id, f);
+            }
         }
         std::hint::black_box(sum);
     })
@@ -270,6 +285,7 @@ impl Experiment for RandomAccess {
                     rec("boxed", f, with_width!(f, boxed, n, &ids, cfg)),
                     rec("soa", f, with_width!(f, soa, n, &ids, cfg)),
                     rec("aos", f, with_width!(f, aos, n, &ids, cfg)),
+                    rec("chunks", f, with_width!(f, chunks, n, &ids, cfg)),
                 ]
             }
         })
@@ -287,19 +303,20 @@ impl Experiment for RandomAccess {
         let rows: Vec<Vec<String>> = WIDTHS
             .iter()
             .map(|&f| {
-                let values = [ns("boxed", f), ns("soa", f), ns("aos", f)];
+                let values = [ns("boxed", f), ns("soa", f), ns("aos", f), ns("chunks", f)];
                 let huge = [ns("soa-huge-pages", f), ns("aos-huge-pages", f)];
                 let best = values
                     .iter()
                     .enumerate()
                     .filter_map(|(i, v)| Some((i, (*v)?)))
                     .min_by(|a, b| a.1.total_cmp(&b.1))
-                    .map_or("-", |(i, _)| ["boxed", "SoA", "AoS"][i]);
+                    .map_or("-", |(i, _)| ["boxed", "SoA", "AoS", "chunks"][i]);
                 vec![
                     f.to_string(),
                     cell(values[0]),
                     cell(values[1]),
                     cell(values[2]),
+                    cell(values[3]),
                     best.into(),
                     cell(huge[0]),
                     cell(huge[1]),
@@ -315,6 +332,7 @@ impl Experiment for RandomAccess {
                     "boxed",
                     "SoA",
                     "AoS",
+                    "chunks",
                     "fastest",
                     "SoA, huge pages",
                     "AoS, huge pages"

@@ -1,5 +1,6 @@
 //! Width reversal: 1M entities of 20 `f64` fields, a read-only system summing S of them, for
-//! boxed objects, SoA (20 columns) and AoS (stride 20). The JS study's proof that cost follows
+//! boxed objects, SoA (20 columns), AoS (stride 20) and 16 KiB chunks of 20 short columns
+//! (Unity's shape, which should sit near SoA at small S and near AoS at large S). The JS study's proof that cost follows
 //! bytes touched, and that it cuts both ways: SoA pays per stream, and past the prefetcher's
 //! stream limit each extra column costs more than the last, while AoS and boxed objects pay for
 //! the whole 160-byte record whatever S is.
@@ -7,6 +8,7 @@
 //! The sums keep 8 independent accumulators (per lane, or per field for records) so the loop is
 //! bound by memory, not by the latency of one floating-point add chain.
 
+use super::chunked::ChunkedFields;
 use super::harness::measure;
 use super::record::{Query, Record};
 use super::studies;
@@ -17,7 +19,7 @@ pub struct Width;
 const NAME: &str = "width";
 const FIELDS: usize = 20;
 const STREAMS: [usize; 9] = [1, 2, 4, 6, 8, 10, 12, 16, 20];
-const LAYOUTS: [&str; 3] = ["boxed", "soa", "aos"];
+const LAYOUTS: [&str; 4] = ["boxed", "soa", "aos", "chunks"];
 
 type Row = [f64; FIELDS];
 
@@ -42,6 +44,23 @@ fn sum_soa<const S: usize>(columns: &[Vec<f64>]) -> f64 {
         .map(|c| c[n / 8 * 8..].iter().sum::<f64>())
         .sum();
     lanes.iter().sum::<f64>() + tail
+}
+
+fn sum_chunks<const S: usize>(chunks: &ChunkedFields<FIELDS>) -> f64 {
+    let cap = ChunkedFields::<FIELDS>::CAP;
+    let mut lanes = [0.0f64; 8];
+    for block in chunks.blocks() {
+        let columns: [&[f64]; S] = std::array::from_fn(|f| &block[f * cap..(f + 1) * cap]);
+        for k in 0..cap / 8 {
+            for column in &columns {
+                let v: &[f64; 8] = column[k * 8..k * 8 + 8].try_into().expect("8 lanes");
+                for (lane, x) in lanes.iter_mut().zip(v) {
+                    *lane += x;
+                }
+            }
+        }
+    }
+    lanes.iter().sum()
 }
 
 fn sum_rows<'a, const S: usize>(rows: impl Iterator<Item = &'a Row>) -> f64 {
@@ -108,6 +127,15 @@ impl Experiment for Width {
                     record(s, stats);
                 }
             }
+            "chunks" => {
+                let chunks = ChunkedFields::<FIELDS>::new(n, value);
+                for s in STREAMS {
+                    let stats = measure(&cfg.method, || {
+                        std::hint::black_box(with_streams!(s, sum_chunks, &chunks));
+                    });
+                    record(s, stats);
+                }
+            }
             "aos" => {
                 let rows: Vec<Row> = (0..n)
                     .map(|i| std::array::from_fn(|f| value(i, f)))
@@ -162,7 +190,8 @@ impl Experiment for Width {
                         let v = match layout {
                             "boxed" => r.1,
                             "soa" => r.2,
-                            _ => r.3,
+                            "aos" => r.3,
+                            _ => f64::NAN,
                         };
                         (n == 1_000_000 && v.is_finite()).then_some(v)
                     });
@@ -181,12 +210,15 @@ impl Experiment for Width {
                     "SoA ms",
                     "SoA ns/el",
                     "AoS ms",
-                    "AoS ns/el"
+                    "AoS ns/el",
+                    "chunks ms",
+                    "chunks ns/el"
                 ],
                 &rows
             )
         );
         md.push_str(&format!("\n{}\n", cliff_sentence(mine)));
+        md.push_str(&chunks_sentence(mine));
         md
     }
 }
@@ -228,5 +260,33 @@ fn cliff_sentence(mine: &[Record]) -> String {
             studies::JS_SOA_NS_FLAT,
             studies::JS_SOA_NS_AT_20
         ),
+    }
+}
+
+/// How close the chunks come to the better of SoA and AoS at the narrowest and widest reads.
+fn chunks_sentence(mine: &[Record]) -> String {
+    let ms = |layout: &str, s: usize| {
+        Query::metric("read_ms")
+            .layout(layout)
+            .scalar("f64")
+            .param(&format!("streams={s}"))
+            .find(mine)
+            .map(|r| r.p50)
+    };
+    let parts: Vec<String> = [2, FIELDS]
+        .iter()
+        .filter_map(|&s| {
+            let (chunks, soa, aos) = (ms("chunks", s)?, ms("soa", s)?, ms("aos", s)?);
+            let (best, name) = if soa <= aos { (soa, "SoA") } else { (aos, "AoS") };
+            Some(format!(
+                "at S = {s}, x{:.2} the better of SoA and AoS ({name})",
+                chunks / best
+            ))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("\nChunks (16 KiB blocks of 20 short columns): {}.\n", parts.join("; "))
     }
 }

@@ -17,6 +17,9 @@ pub struct Machine {
     pub memory_gib: f64,
     pub rustc: String,
     pub target_features: String,
+    /// The SIMD tiers the kernels can run on this CPU (`baseline, avx2, avx512`).
+    #[serde(default)]
+    pub simd_tiers: String,
     pub profile: String,
 }
 
@@ -42,6 +45,7 @@ impl Machine {
             memory_gib,
             rustc: env!("ENTITY_LAYOUTS_RUSTC").to_string(),
             target_features: target_features(),
+            simd_tiers: crate::simd::available_names(),
             profile: if cfg!(debug_assertions) {
                 "debug".into()
             } else {
@@ -52,7 +56,7 @@ impl Machine {
 
     pub fn line(&self) -> String {
         format!(
-            "{} | {} cores ({} pool threads) | caches {} | {:.0} GiB | {} | {} | {} build",
+            "{} | {} cores ({} pool threads) | caches {} | {:.0} GiB | {} | {} | SIMD tiers {} | {} build",
             self.cpu,
             self.cores,
             self.pool_threads,
@@ -60,6 +64,7 @@ impl Machine {
             self.memory_gib,
             self.rustc,
             self.target_features,
+            self.simd_tiers,
             self.profile
         )
     }

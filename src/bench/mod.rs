@@ -3,6 +3,7 @@
 //! being measured, the rows it produces. By default every cell (usually one entity count) runs in
 //! its own child process, as the JS study did, so that one big heap does not tax the next run.
 
+mod chunked;
 pub mod harness;
 pub mod machine;
 pub mod output;
@@ -27,6 +28,7 @@ mod exp_memory;
 mod exp_migration;
 mod exp_random_access;
 mod exp_shrink;
+pub mod exp_simd;
 mod exp_spawn;
 mod exp_switch;
 mod exp_threads;
@@ -177,6 +179,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_fragmentation::Fragmentation,
         &exp_dispatch::Dispatch,
         &exp_threads::ThreadScaling,
+        &exp_simd::Simd,
         &exp_gather::Gather,
         &exp_migration::Migration,
         &exp_switch::Switch,

@@ -37,13 +37,16 @@ pub fn plots(records: &[Record], machine: Option<&Machine>) -> Vec<(String, Stri
                 &[],
             ),
         ));
-        let per_entity: Series = series
+        let mut per_entity: Series = series
             .iter()
             .map(|(name, points)| {
                 let ns = points.iter().map(|&(n, ms)| (n, ms * 1e6 / n)).collect();
                 (name.clone(), ns)
             })
             .collect();
+        if scalar == "f32" {
+            per_entity.extend(simd_series(records));
+        }
         let entity_bytes = if scalar == "f32" {
             size_of::<EntityState<f32>>()
         } else {
@@ -212,6 +215,42 @@ fn draw_bars<DB: DrawingBackend>(
 }
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
+
+/// The `simd` experiment's wider tiers as `layout · tier` lines: the median over its processes of
+/// ns per entity at each count (the baseline tier is the `layouts` line already drawn).
+fn simd_series(records: &[Record]) -> Series {
+    use super::exp_simd::{LAYOUTS, NAME};
+    let mut out = Series::new();
+    for kind in LAYOUTS {
+        for tier in crate::simd::SimdTier::ALL.into_iter().skip(1) {
+            let prefix = format!("simd={};", tier.name());
+            let mut by_n: Vec<(f64, Vec<f64>)> = Vec::new();
+            for r in records.iter().filter(|r| {
+                r.experiment == NAME
+                    && r.layout == kind.name()
+                    && r.metric == "ns_per_entity"
+                    && r.param.starts_with(&prefix)
+            }) {
+                match by_n.iter_mut().find(|(n, _)| *n == r.n as f64) {
+                    Some((_, v)) => v.push(r.p50),
+                    None => by_n.push((r.n as f64, vec![r.p50])),
+                }
+            }
+            let mut points: Vec<(f64, f64)> = by_n
+                .into_iter()
+                .map(|(n, mut v)| {
+                    v.sort_by(f64::total_cmp);
+                    (n, v[v.len() / 2])
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if !points.is_empty() {
+                out.push((format!("{kind} · {}", tier.name()), points));
+            }
+        }
+    }
+    out
+}
 
 fn series(
     records: &[Record],

@@ -6,19 +6,20 @@
 
 use std::ops::Range;
 
+use crate::layout::kernels::{move_records, regen_records};
 use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
+use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
-};
+use crate::workload::{EntityState, PointSink, SinkPart, point_bytes, sink_chunks};
 
 #[derive(Default)]
 pub struct Aos<S> {
     ids: Vec<u64>,
     entities: Vec<EntityState<S>>,
+    tier: SimdTier,
 }
 
 impl<S: Scalar> Layout<S> for Aos<S> {
@@ -56,21 +57,25 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         shrink_if_sparse(&mut self.entities);
     }
 
+    fn set_simd(&mut self, tier: SimdTier) {
+        self.tier = tier;
+    }
+
+    fn simd(&self) -> SimdTier {
+        self.tier
+    }
+
     fn step_move(&mut self, dt: S, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        for_each_part(threads, self.entities.chunks_mut(c), |chunk| {
-            for e in chunk {
-                (e.x, e.y) = move_one(e.x, e.y, e.vx, e.vy, dt);
-            }
+        let (c, tier) = (chunk_len(threads, self.len()), self.tier);
+        for_each_part(threads, self.entities.chunks_mut(c), |records| {
+            move_records(tier, records, dt);
         });
     }
 
     fn step_regen(&mut self, dt: S, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        for_each_part(threads, self.entities.chunks_mut(c), |chunk| {
-            for e in chunk {
-                e.energy = regen_one(e.energy, e.regen, dt);
-            }
+        let (c, tier) = (chunk_len(threads, self.len()), self.tier);
+        for_each_part(threads, self.entities.chunks_mut(c), |records| {
+            regen_records(tier, records, dt);
         });
     }
 

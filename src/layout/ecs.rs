@@ -30,6 +30,7 @@ use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 const REBUILD_FROM: usize = 16_384;
 use crate::memory::{MemoryUse, can_allocate};
 use crate::scalar::Scalar;
+use crate::simd::{self, Kernel, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
     EntityState, PointSink, SinkPart, WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one,
@@ -116,6 +117,8 @@ type Components<'a, S, K> = (
 struct StepParams<S: Scalar> {
     dt: S,
     threads: Threads,
+    /// The tuned systems' kernels run on it; the idiomatic ones, compiled once, ignore it.
+    tier: SimdTier,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +163,7 @@ fn move_contiguous_system<S: Scalar>(
     params: Res<StepParams<S>>,
     mut query: Query<(&mut Position<S, InTable>, &Velocity<S, InTable>)>,
 ) {
-    let (dt, threads) = (params.dt, params.threads);
+    let (dt, threads, tier) = (params.dt, params.threads, params.tier);
     let tables = query
         .contiguous_iter_mut()
         .expect("table-stored components are always dense");
@@ -169,8 +172,45 @@ fn move_contiguous_system<S: Scalar>(
         let c = chunk_len(threads, positions.len());
         let parts = positions.chunks_mut(c).zip(velocities.chunks(c));
         for_each_part(threads, parts, |(positions, velocities)| {
-            move_interleaved(positions, velocities, dt);
+            simd::run(
+                tier,
+                MoveInterleaved {
+                    positions,
+                    velocities,
+                    dt,
+                },
+            );
         });
+    }
+}
+
+/// [`move_interleaved`] as a kernel compiled per SIMD tier.
+struct MoveInterleaved<'a, S: Scalar> {
+    positions: &'a mut [Position<S, InTable>],
+    velocities: &'a [Velocity<S, InTable>],
+    dt: S,
+}
+
+impl<S: Scalar> Kernel for MoveInterleaved<'_, S> {
+    #[inline(always)]
+    fn run(self) {
+        move_interleaved(self.positions, self.velocities, self.dt);
+    }
+}
+
+/// The tuned regen loop as a kernel compiled per SIMD tier.
+struct RegenTable<'a, S: Scalar> {
+    energies: &'a mut [Energy<S, InTable>],
+    regens: &'a [Regen<S, InTable>],
+    dt: S,
+}
+
+impl<S: Scalar> Kernel for RegenTable<'_, S> {
+    #[inline(always)]
+    fn run(self) {
+        for (e, r) in self.energies.iter_mut().zip(self.regens) {
+            e.value = regen_one(e.value, r.per_second, self.dt);
+        }
     }
 }
 
@@ -183,6 +223,7 @@ const LANES: usize = 8;
 /// per coordinate, in a loop the compiler vectorizes as it does SoA's columns (a loop over
 /// `(p.x, p.y)` pairs with two different wraps did not, and ran ~1.3-1.5x slower than SoA).
 /// Copying through small arrays keeps it safe Rust: no cast of the component slices.
+#[inline(always)]
 fn move_interleaved<S: Scalar, K: Storage>(
     positions: &mut [Position<S, K>],
     velocities: &[Velocity<S, K>],
@@ -226,7 +267,7 @@ fn regen_contiguous_system<S: Scalar>(
     params: Res<StepParams<S>>,
     mut query: Query<(&mut Energy<S, InTable>, &Regen<S, InTable>)>,
 ) {
-    let (dt, threads) = (params.dt, params.threads);
+    let (dt, threads, tier) = (params.dt, params.threads, params.tier);
     let tables = query
         .contiguous_iter_mut()
         .expect("table-stored components are always dense");
@@ -235,9 +276,14 @@ fn regen_contiguous_system<S: Scalar>(
         let c = chunk_len(threads, energies.len());
         let parts = energies.chunks_mut(c).zip(regens.chunks(c));
         for_each_part(threads, parts, |(energies, regens)| {
-            for (e, r) in energies.iter_mut().zip(regens) {
-                e.value = regen_one(e.value, r.per_second, dt);
-            }
+            simd::run(
+                tier,
+                RegenTable {
+                    energies,
+                    regens,
+                    dt,
+                },
+            );
         });
     }
 }
@@ -264,6 +310,8 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     everything: QueryState<Everything<S, K>>,
     /// The most entities this world held: its tables' capacity, which Bevy never shrinks.
     high_water: usize,
+    /// The tuned variant's kernels run on it; the idiomatic variants stay on the baseline.
+    tier: SimdTier,
     _types: PhantomData<fn() -> (S, K)>,
 }
 
@@ -338,6 +386,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             regen_schedule,
             entities: Vec::new(),
             high_water: 0,
+            tier: SimdTier::Baseline,
             _types: PhantomData,
         }
     }
@@ -364,6 +413,16 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 
     fn len(&self) -> usize {
         self.entities.len()
+    }
+
+    fn set_simd(&mut self, tier: SimdTier) {
+        if self.variant == EcsVariant::Contiguous {
+            self.tier = tier;
+        }
+    }
+
+    fn simd(&self) -> SimdTier {
+        self.tier
     }
 
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
@@ -422,12 +481,14 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
-        self.world.insert_resource(StepParams { dt, threads });
+        let tier = self.tier;
+        self.world.insert_resource(StepParams { dt, threads, tier });
         self.move_schedule.run(&mut self.world);
     }
 
     fn step_regen(&mut self, dt: S, threads: Threads) {
-        self.world.insert_resource(StepParams { dt, threads });
+        let tier = self.tier;
+        self.world.insert_resource(StepParams { dt, threads, tier });
         self.regen_schedule.run(&mut self.world);
         // The end of a frame, as Bevy's `App::update` ends one: every despawn records a
         // `RemovedComponents` message per component, kept until the trackers are cleared. A world

@@ -9,8 +9,10 @@
 
 mod aos;
 mod boxed;
+pub mod chunks;
 mod dyn_agents;
 mod ecs;
+mod kernels;
 pub mod regions;
 mod soa;
 
@@ -21,6 +23,7 @@ use std::time::Duration;
 
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
+pub use chunks::Chunks;
 pub use dyn_agents::DynAgents;
 pub use ecs::{
     Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen,
@@ -31,6 +34,7 @@ pub use soa::Soa;
 use crate::error::SimError;
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
+use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink};
 
@@ -59,6 +63,14 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// rebuilds the ECS world (spread over frames, like a switch).
     fn rebuild_releases_memory(&self) -> bool {
         false
+    }
+    /// Sets the instruction set the move and regen kernels run on ([`crate::simd`]); instant,
+    /// and the entities are untouched. Layouts without multiversioned kernels (boxed, dyn, the
+    /// idiomatic ECS, gpu) ignore it: their loops are compiled for the baseline only.
+    fn set_simd(&mut self, _tier: SimdTier) {}
+    /// The tier the kernels run on: the one set, or the baseline for a layout that ignores it.
+    fn simd(&self) -> SimdTier {
+        SimdTier::Baseline
     }
     /// The move system over every entity.
     fn step_move(&mut self, dt: S, threads: Threads);
@@ -180,6 +192,8 @@ pub enum LayoutKind {
     EcsSparse,
     EcsContiguous,
     Soa,
+    /// Fixed 16 KiB blocks, each holding its entities' fields as arrays (Unity's chunks).
+    Chunks,
     Aos,
     Boxed,
     BoxedShuffled,
@@ -195,11 +209,12 @@ pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
 impl LayoutKind {
     /// Every layout in CPU memory, in the order the panel and the reports list them: what the
     /// CPU benches, the equivalence tests and `verify` (f32 and f64) run.
-    pub const CPU: [LayoutKind; 11] = [
+    pub const CPU: [LayoutKind; 12] = [
         LayoutKind::EcsTable,
         LayoutKind::EcsSparse,
         LayoutKind::EcsContiguous,
         LayoutKind::Soa,
+        LayoutKind::Chunks,
         LayoutKind::Aos,
         LayoutKind::Boxed,
         LayoutKind::BoxedShuffled,
@@ -210,8 +225,8 @@ impl LayoutKind {
     ];
 
     /// Every layout a person can pick: the CPU ones, then the gpu layout.
-    pub const ALL: [LayoutKind; 12] = {
-        let mut all = [LayoutKind::Gpu; 12];
+    pub const ALL: [LayoutKind; 13] = {
+        let mut all = [LayoutKind::Gpu; 13];
         let mut i = 0;
         while i < Self::CPU.len() {
             all[i] = Self::CPU[i];
@@ -227,6 +242,7 @@ impl LayoutKind {
             LayoutKind::EcsSparse => "ecs-sparse".into(),
             LayoutKind::EcsContiguous => "ecs-contiguous".into(),
             LayoutKind::Soa => "soa".into(),
+            LayoutKind::Chunks => "chunks".into(),
             LayoutKind::Aos => "aos".into(),
             LayoutKind::Boxed => "boxed".into(),
             LayoutKind::BoxedShuffled => "boxed-shuffled".into(),
@@ -242,6 +258,7 @@ impl LayoutKind {
             LayoutKind::EcsSparse => "Bevy ECS, sparse set (idiomatic)".into(),
             LayoutKind::EcsContiguous => "Bevy ECS, contiguous slices (tuned)".into(),
             LayoutKind::Soa => "SoA (Vec per field)".into(),
+            LayoutKind::Chunks => "16 KiB chunks of arrays (Unity)".into(),
             LayoutKind::Aos => "AoS (Vec<Entity>)".into(),
             LayoutKind::Boxed => "Vec<Box<Entity>>".into(),
             LayoutKind::BoxedShuffled => "Vec<Box<Entity>>, shuffled heap".into(),
@@ -266,6 +283,8 @@ impl LayoutKind {
                 ecs::bytes_per_entity::<S>()
             }
             LayoutKind::Soa | LayoutKind::Aos => payload,
+            // A last block partly empty; over a population that matters, a few percent.
+            LayoutKind::Chunks => payload + payload / 16,
             LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
                 // Pointer (16 for a fat `dyn` pointer) + the box's malloc chunk.
                 payload + 16 + boxed
@@ -285,6 +304,7 @@ impl LayoutKind {
             LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
             LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
             LayoutKind::Soa => Box::new(Soa::<S>::default()),
+            LayoutKind::Chunks => Box::new(Chunks::<S>::default()),
             LayoutKind::Aos => Box::new(Aos::<S>::default()),
             LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
             LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),

@@ -6,14 +6,14 @@
 
 use std::ops::Range;
 
+use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
+use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
-};
+use crate::workload::{EntityState, PointSink, SinkPart, point_bytes, sink_chunks};
 
 #[derive(Default)]
 pub struct Soa<S> {
@@ -26,6 +26,7 @@ pub struct Soa<S> {
     energy: Vec<S>,
     regen: Vec<S>,
     armor: Vec<S>,
+    tier: SimdTier,
 }
 
 impl<S: Scalar> Soa<S> {
@@ -116,27 +117,31 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         }
     }
 
+    fn set_simd(&mut self, tier: SimdTier) {
+        self.tier = tier;
+    }
+
+    fn simd(&self) -> SimdTier {
+        self.tier
+    }
+
     fn step_move(&mut self, dt: S, threads: Threads) {
-        let c = chunk_len(threads, self.len());
+        let (c, tier) = (chunk_len(threads, self.len()), self.tier);
         let parts = self
             .x
             .chunks_mut(c)
             .zip(self.y.chunks_mut(c))
             .zip(self.vx.chunks(c).zip(self.vy.chunks(c)));
         for_each_part(threads, parts, |((x, y), (vx, vy))| {
-            for (((x, y), &vx), &vy) in x.iter_mut().zip(y.iter_mut()).zip(vx).zip(vy) {
-                (*x, *y) = move_one(*x, *y, vx, vy, dt);
-            }
+            move_columns(tier, x, y, vx, vy, dt);
         });
     }
 
     fn step_regen(&mut self, dt: S, threads: Threads) {
-        let c = chunk_len(threads, self.len());
+        let (c, tier) = (chunk_len(threads, self.len()), self.tier);
         let parts = self.energy.chunks_mut(c).zip(self.regen.chunks(c));
         for_each_part(threads, parts, |(energy, regen)| {
-            for (e, &r) in energy.iter_mut().zip(regen) {
-                *e = regen_one(*e, r, dt);
-            }
+            regen_columns(tier, energy, regen, dt);
         });
     }
 

@@ -1,0 +1,326 @@
+//! Past both studies' "not measured": SIMD width. The same frame (move + regen, f32, one thread)
+//! for the layouts whose kernels are compiled per tier (`soa`, `chunks`, `ecs-contiguous`,
+//! `aos`), on every tier this CPU has, at 10k entities (in L1/L2, where width should pay), 100k,
+//! 1M and 10M (in memory, where bandwidth should rule). Each count runs in [`REPS`] fresh
+//! processes; the goals are read as the median of the per-process ratios, with their spread.
+//!
+//! Two controls ride along. At 10M, a STREAM triad measured in the same process says how close
+//! each tier comes to this machine's bandwidth. At 1M and 10M, the chunked layout with bigger
+//! blocks (64 and 256 KiB) says whether its gap to SoA comes from the block size: how often the
+//! columns' short runs restart.
+
+use super::harness::{Method, Stats, measure};
+use super::record::{Query, Record};
+use super::{BenchConfig, BenchError, Cell, Experiment, SEED, fill_seeded, fmt_num, table};
+use crate::bandwidth::{FRAME_BYTES_F32, measure_limit};
+use crate::layout::{Chunks, Layout, LayoutKind};
+use crate::simd::{SimdTier, available};
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+use crate::workload::Dt;
+
+pub struct Simd;
+
+pub const NAME: &str = "simd";
+/// The layouts with kernels compiled per tier.
+pub const LAYOUTS: [LayoutKind; 4] = [
+    LayoutKind::Soa,
+    LayoutKind::Chunks,
+    LayoutKind::EcsContiguous,
+    LayoutKind::Aos,
+];
+/// Fresh processes per count.
+const REPS: usize = 5;
+/// The chunked layout's block size control: bytes per block, and its name in the records.
+const BLOCK_CONTROL: [(usize, &str); 2] = [(64 * 1024, "chunks-64k"), (256 * 1024, "chunks-256k")];
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(
+        vec![10_000, 100_000, 1_000_000, 10_000_000],
+        vec![10_000, 100_000],
+    )
+}
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(REPS, 2)
+}
+
+/// Bytes one frame moves per entity in `layout`, counting each line read once and each written
+/// once: the three columns' 36 B for the contiguous column layouts, the whole 32-byte record
+/// read and written by both systems for AoS.
+fn frame_bytes(layout: &str) -> f64 {
+    if layout == "aos" {
+        4.0 * 32.0
+    } else {
+        FRAME_BYTES_F32
+    }
+}
+
+fn param(tier: SimdTier, rep: usize) -> String {
+    format!("simd={};rep={rep}", tier.name())
+}
+
+/// One frame of `layout` (move, then regen), timed.
+fn frame(layout: &mut dyn Layout<f32>, method: &Method) -> Stats {
+    let dt = Dt::default().as_scalar::<f32>();
+    measure(method, || {
+        layout.step_move(dt, Threads::One);
+        layout.step_regen(dt, Threads::One);
+        std::hint::black_box(&mut *layout);
+    })
+}
+
+/// The chunked layout in blocks of `BYTES`.
+fn block_control<const BYTES: usize>(n: usize, method: &Method) -> Stats {
+    let mut layout = Chunks::<f32, BYTES>::default();
+    fill_seeded(&mut layout, n);
+    frame(&mut layout, method)
+}
+
+impl Experiment for Simd {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "SIMD width: every tier this CPU has, ns per entity (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for rep in 1..=reps(cfg) {
+            for n in counts(cfg) {
+                cells.push(format!("n={n};rep={rep}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let cell = Cell::new(NAME, cell);
+        let (n_text, rep_text) = cell
+            .text
+            .split_once(';')
+            .ok_or_else(|| cell.bad("n=<count>;rep=<k>"))?;
+        let n: usize = Cell::new(NAME, n_text).value("n=", "")?;
+        let rep: usize = Cell::new(NAME, rep_text).value("rep=", "")?;
+        let mut out = Vec::new();
+        let ns = 1e6 / n as f64;
+        for kind in LAYOUTS {
+            let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+            for &tier in available() {
+                swarm.set_simd(tier);
+                let dt = Dt::default();
+                let stats = measure(&cfg.method, || {
+                    swarm.step(dt, Threads::One);
+                    std::hint::black_box(&mut swarm);
+                });
+                let rec = Record::new(NAME, kind.name(), "f32", n).param(param(tier, rep));
+                out.push(rec.clone().with("frame_ms", "ms", stats));
+                out.push(rec.with("ns_per_entity", "ns", stats.scaled(ns)));
+            }
+        }
+        if n >= 1_000_000 {
+            let controls = [
+                block_control::<{ BLOCK_CONTROL[0].0 }>(n, &cfg.method),
+                block_control::<{ BLOCK_CONTROL[1].0 }>(n, &cfg.method),
+            ];
+            for ((_, name), stats) in BLOCK_CONTROL.iter().zip(controls) {
+                out.push(
+                    Record::new(NAME, *name, "f32", n)
+                        .param(param(SimdTier::Baseline, rep))
+                        .with("frame_ms", "ms", stats),
+                );
+            }
+        }
+        if n >= 10_000_000 {
+            // 3 × 128 MiB, as the app's probe: far past any cache here.
+            let limit = measure_limit(16 << 20, 5, 1);
+            out.push(
+                Record::new(NAME, "triad", "f64", n)
+                    .param(format!("rep={rep}"))
+                    .value("triad_gbs", "GB/s", limit.one_thread_gbs),
+            );
+        }
+        Ok(out)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let reps = reps(cfg);
+        let counts = counts(cfg);
+        let per_rep = |layout: &str, tier: SimdTier, n: usize, metric: &str| -> Vec<f64> {
+            (1..=reps)
+                .filter_map(|rep| {
+                    Query::metric(metric)
+                        .layout(layout)
+                        .param(&param(tier, rep))
+                        .n(n as u64)
+                        .find(mine)
+                        .map(|r| r.p50)
+                })
+                .collect()
+        };
+        let mut rows = Vec::new();
+        for kind in LAYOUTS {
+            for &tier in available() {
+                let mut row = vec![format!("`{kind}`"), tier.label().into()];
+                for &n in &counts {
+                    let ns = median(&per_rep(&kind.name(), tier, n, "ns_per_entity"));
+                    let base = median(&per_rep(
+                        &kind.name(),
+                        SimdTier::Baseline,
+                        n,
+                        "ns_per_entity",
+                    ));
+                    row.push(match (ns, base) {
+                        (Some(ns), Some(base)) if tier != SimdTier::Baseline => {
+                            format!("{} (x{:.2})", fmt_num(ns), base / ns)
+                        }
+                        (Some(ns), _) => fmt_num(ns),
+                        _ => "-".into(),
+                    });
+                }
+                rows.push(row);
+            }
+        }
+        let mut header = vec!["layout".to_string(), "tier".to_string()];
+        header.extend(counts.iter().map(|n| format!("{} ns/entity", short(*n))));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut md = format!(
+            "f32, move + regen, one thread; the median over {reps} processes of each one's p50 ns per entity; (xK) = speed-up over the baseline tier. Tiers found: {}.\n\n{}",
+            crate::simd::available_names(),
+            table(&header, &rows)
+        );
+        md.push_str(&goals(mine, &counts, reps));
+        md
+    }
+}
+
+/// The goals, each as the median of per-process ratios with their spread.
+fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
+    let frame = |layout: &str, tier: SimdTier, n: usize, rep: usize| {
+        Query::metric("frame_ms")
+            .layout(layout)
+            .param(&param(tier, rep))
+            .n(n as u64)
+            .find(mine)
+            .map(|r| r.p50)
+    };
+    let ratios = |a: &str, ta: SimdTier, b: &str, tb: SimdTier, n: usize| -> Vec<f64> {
+        (1..=reps)
+            .filter_map(|rep| Some(frame(a, ta, n, rep)? / frame(b, tb, n, rep)?))
+            .collect()
+    };
+    let best = SimdTier::best();
+    let mut lines = vec![String::new(), "Goals (median over processes [min..max]):".into()];
+    for &n in counts.iter().filter(|&&n| n >= 1_000_000) {
+        for tier in [SimdTier::Baseline, best] {
+            lines.push(format!(
+                "- `chunks` / `soa` at {}, {}: {} (goal: within x1.05)",
+                short(n),
+                tier.name(),
+                spread(&ratios("chunks", tier, "soa", tier, n), |m| m <= 1.05)
+            ));
+        }
+        for (_, name) in BLOCK_CONTROL {
+            lines.push(format!(
+                "  - control, `{name}` / `soa` at {}, baseline: {}",
+                short(n),
+                spread(
+                    &ratios(name, SimdTier::Baseline, "soa", SimdTier::Baseline, n),
+                    |_| true
+                )
+            ));
+        }
+    }
+    if let Some(&n) = counts.first() {
+        lines.push(format!(
+            "- `soa` {} / baseline at {}: x{} (goal: at least x1.5)",
+            best.name(),
+            short(n),
+            spread(
+                &ratios("soa", SimdTier::Baseline, "soa", best, n),
+                |m| m >= 1.5
+            )
+        ));
+    }
+    if let Some(&n) = counts.iter().find(|&&n| n >= 10_000_000) {
+        for kind in LAYOUTS {
+            let layout = kind.name();
+            let shares: Vec<f64> = (1..=reps)
+                .filter_map(|rep| {
+                    let ms = frame(&layout, best, n, rep)?;
+                    let triad = Query::metric("triad_gbs")
+                        .layout("triad")
+                        .param(&format!("rep={rep}"))
+                        .find(mine)?
+                        .p50;
+                    Some(frame_bytes(&layout) * n as f64 / (ms * 1e6) / triad)
+                })
+                .collect();
+            lines.push(format!(
+                "- `{layout}` at {}, {}: {} of the 1-thread triad's bandwidth, counting {} B per entity (goal: within x1.05, i.e. 0.95 or more)",
+                short(n),
+                best.name(),
+                spread(&shares, |m| m >= 0.95),
+                frame_bytes(&layout)
+            ));
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// `median [min..max]` and whether the median meets the goal: "met", "not met", or "unstable"
+/// when the spread straddles the goal while the median meets it.
+fn spread(values: &[f64], meets: impl Fn(f64) -> bool) -> String {
+    let Some(m) = median(values) else {
+        return "-".into();
+    };
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let verdict = match (meets(m), meets(lo) && meets(hi)) {
+        (true, true) => "met",
+        (true, false) => "met by the median, unstable",
+        (false, _) => "not met",
+    };
+    format!("{m:.2} [{lo:.2}..{hi:.2}], {verdict}")
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    })
+}
+
+fn short(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_says_met_unstable_or_not() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[]), None);
+        assert!(spread(&[1.0, 1.01, 1.02], |m| m <= 1.05).ends_with(", met"));
+        assert!(spread(&[1.0, 1.01, 1.2], |m| m <= 1.05).ends_with("unstable"));
+        assert!(spread(&[1.1, 1.2, 1.3], |m| m <= 1.05).ends_with("not met"));
+    }
+}
