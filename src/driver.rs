@@ -11,8 +11,8 @@ use crate::error::SimError;
 use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
-use crate::swarm::{MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::simd::{SimdChoice, SimdTier};
+use crate::swarm::{MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern};
 
@@ -103,6 +103,13 @@ impl<S: Scalar> Driver<S> {
     pub fn with_chunks(mut self, grow: usize, switch: usize) -> Self {
         self.grow_chunk = grow.max(1);
         self.switch_chunk = switch.max(1);
+        self
+    }
+
+    /// Runs the kernels on `tier` (any tier the CPU has, not only the baseline or the best that
+    /// [`Action::Simd`] offers): `verify` and the tests cover every tier this way.
+    pub fn with_simd_tier(mut self, tier: SimdTier) -> Self {
+        self.swarm.set_simd(tier);
         self
     }
 

@@ -9,8 +9,8 @@ use thiserror::Error;
 
 use crate::driver::MAX_CHURN;
 use crate::layout::LayoutKind;
-use crate::swarm::MAX_ENTITIES;
 use crate::simd::{SimdChoice, SimdTier, available_names};
+use crate::swarm::MAX_ENTITIES;
 use crate::threads::Threads;
 use crate::workload::SpawnPattern;
 
@@ -117,7 +117,11 @@ impl FromStr for SimdChoice {
             .find(|c| c.name() == text.trim().to_ascii_lowercase())
             .ok_or_else(|| {
                 let best = SimdTier::best().name();
-                ValueError::new("simd", text, format!("baseline or best (best is {best} here)"))
+                ValueError::new(
+                    "simd",
+                    text,
+                    format!("baseline or best (best is {best} here)"),
+                )
             })
     }
 }
@@ -256,7 +260,11 @@ mod tests {
             ("0".parse::<BenchCount>().map(drop), "0", "1 to 100000000"),
             ("0".parse::<Frames>().map(drop), "0", "1 to 1000000"),
             ("8".parse::<Threads>().map(drop), "8", "1 or all"),
-            ("avx".parse::<SimdChoice>().map(drop), "avx", "baseline or best"),
+            (
+                "avx".parse::<SimdChoice>().map(drop),
+                "avx",
+                "baseline or best",
+            ),
             (
                 "sse9".parse::<SimdTier>().map(drop),
                 "sse9",

@@ -1,12 +1,13 @@
 //! The project's public proof that the comparison is fair: every layout and variant, on one thread
-//! and on all, with layout switches (at once, and spread over frames as the app does them) and with
-//! churn, computes bit-identical states from one seed.
+//! and on all, on every SIMD tier this CPU has, with layout switches (at once, and spread over
+//! frames as the app does them) and with churn, computes bit-identical states from one seed.
 
 use crate::action::Action;
 use crate::driver::{Driver, MAX_CHURN};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::scalar::Scalar;
+use crate::simd::{SimdTier, available};
 use crate::swarm::MAX_ENTITIES;
 use crate::threads::Threads;
 use crate::workload::Dt;
@@ -78,13 +79,14 @@ enum Switches {
 
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
 /// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
-/// as `switches` says; returns the final checksum.
+/// as `switches` says, on SIMD tier `tiers[frame % tiers.len()]`; returns the final checksum.
 fn run_one<S: Scalar>(
     config: &VerifyConfig,
     kind: LayoutKind,
     threads: Threads,
     churn: usize,
     switches: Switches,
+    tiers: &[SimdTier],
 ) -> Result<u64, SimError> {
     let (every, per_frame) = match switches {
         Switches::Never => (None, usize::MAX),
@@ -95,7 +97,8 @@ fn run_one<S: Scalar>(
     let mut driver = Driver::<S>::new(kind, config.seed)?
         .with_chunks(usize::MAX, per_frame)
         .with_dt(config.dt)
-        .with_max_entities(MAX_ENTITIES);
+        .with_max_entities(MAX_ENTITIES)
+        .with_simd_tier(tiers[0]);
     for action in [
         Action::Count(config.count),
         Action::Threads(threads),
@@ -114,6 +117,9 @@ fn run_one<S: Scalar>(
                 .unwrap_or(0);
             let next = LayoutKind::CPU[(here + 1) % LayoutKind::CPU.len()];
             driver.apply(&Action::Layout(next))?;
+        }
+        if tiers.len() > 1 {
+            driver = driver.with_simd_tier(tiers[frame % tiers.len()]);
         }
         if let Some(e) = driver.frame_step().error {
             return Err(e);
@@ -135,9 +141,49 @@ pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimErro
             for threads in Threads::BOTH {
                 runs.push(Run {
                     name: format!("{kind} threads={threads}"),
-                    checksum: run_one::<S>(config, kind, threads, churn, Switches::Never)?,
+                    checksum: run_one::<S>(
+                        config,
+                        kind,
+                        threads,
+                        churn,
+                        Switches::Never,
+                        &[SimdTier::Baseline],
+                    )?,
                 });
             }
+        }
+        // Every wider tier on the layouts compiled per tier, and one run that changes tier
+        // every frame (the app's switch: instant, every entity kept).
+        for &tier in &available()[1..] {
+            for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_simd_kernels()) {
+                runs.push(Run {
+                    name: format!("{kind} threads=1 simd={tier}"),
+                    checksum: run_one::<S>(
+                        config,
+                        kind,
+                        Threads::One,
+                        churn,
+                        Switches::Never,
+                        &[tier],
+                    )?,
+                });
+            }
+        }
+        if available().len() > 1 {
+            runs.push(Run {
+                name: format!(
+                    "chunks threads=all, SIMD tier changing every frame ({})",
+                    crate::simd::available_names()
+                ),
+                checksum: run_one::<S>(
+                    config,
+                    LayoutKind::Chunks,
+                    Threads::All,
+                    churn,
+                    Switches::Never,
+                    available(),
+                )?,
+            });
         }
         let every = config.switch_every.max(1);
         // About half the population a frame: most spread switches take two or three frames,
@@ -150,7 +196,14 @@ pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimErro
             ] {
                 runs.push(Run {
                     name: format!("switching every {every} frames {how}, threads={threads}"),
-                    checksum: run_one::<S>(config, LayoutKind::CPU[0], threads, churn, switches)?,
+                    checksum: run_one::<S>(
+                        config,
+                        LayoutKind::CPU[0],
+                        threads,
+                        churn,
+                        switches,
+                        &[crate::simd::SimdChoice::Best.tier()],
+                    )?,
                 });
             }
         }

@@ -214,8 +214,9 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         shots.push(shot);
     }
     // Every layout once more on one thread (changing threads restarts the scoreboard), so that
-    // the scoreboard, and the panel, are at their fullest; then the export bundle.
-    script.push_str("threads 1\n");
+    // the scoreboard, and the panel, are at their fullest; then the export bundle. On the best
+    // SIMD tier: the scoreboard names it on the bars of the layouts that have tiers.
+    script.push_str("threads 1\nsimd best\n");
     for kind in LayoutKind::CPU {
         script.push_str(&format!("layout {kind}\nwait 4\n"));
     }
@@ -247,8 +248,9 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         .expect("one timestamped export folder");
     let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
     assert!(
-        frames.starts_with("frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n")
-            && frames.lines().count() > 10,
+        frames.starts_with(
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads,simd\n"
+        ) && frames.lines().count() > 10,
         "{frames}"
     );
     let scoreboard = std::fs::read_to_string(bundle.join("scoreboard.csv")).unwrap();
@@ -263,6 +265,17 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         svg.starts_with("<svg") && svg.contains("dyn-12"),
         "scoreboard.svg"
     );
+    let best = entity_layouts::simd::SimdTier::best().name();
+    for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_simd_kernels()) {
+        assert!(
+            svg.contains(&format!("{kind} · {best}")),
+            "scoreboard.svg names {kind}'s tier"
+        );
+        assert!(
+            scoreboard.contains(&format!(",{best},")),
+            "scoreboard.csv names the tier"
+        );
+    }
     assert!(
         bundle.join("screenshot.png").is_file(),
         "the export's screenshot"

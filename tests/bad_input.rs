@@ -61,7 +61,10 @@ fn every_layout_reports_a_failed_reservation() {
 #[test]
 fn unknown_layouts_bad_kind_counts_and_bad_dt_are_named() {
     let err = "octree".parse::<LayoutKind>().unwrap_err().to_string();
-    assert!(err.contains("octree") && err.contains("soa, aos"), "{err}");
+    assert!(
+        err.contains("octree") && err.contains("soa, chunks, aos"),
+        "{err}"
+    );
     let err = "dyn-3".parse::<LayoutKind>().unwrap_err().to_string();
     assert!(
         err.contains("dyn-3") && err.contains("dyn-4, dyn-12"),
@@ -97,8 +100,25 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter_map(|l| l.split_whitespace().last())
         .filter(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
         .count();
-    // Per group: every layout on 1 and all threads, and switching at once and spread, on both.
-    assert_eq!(checksums, 4 * (2 * LayoutKind::CPU.len() + 4), "{text}");
+    // Per group: every layout on 1 and all threads, every wider SIMD tier on the layouts that
+    // have tiers and one run changing tier every frame, and switching at once and spread, on both.
+    let wider = entity_layouts::simd::available().len() - 1;
+    let per_tier = LayoutKind::CPU
+        .iter()
+        .filter(|k| k.has_simd_kernels())
+        .count();
+    let simd_runs = wider * per_tier + usize::from(wider > 0);
+    assert_eq!(
+        checksums,
+        4 * (2 * LayoutKind::CPU.len() + simd_runs + 4),
+        "{text}"
+    );
+    for &tier in &entity_layouts::simd::available()[1..] {
+        assert!(
+            text.contains(&format!("chunks threads=1 simd={tier}")),
+            "{text}"
+        );
+    }
     assert!(text.contains("spread over frames, threads=all"), "{text}");
     assert_eq!(text.matches("bit-identical").count(), 4);
 }

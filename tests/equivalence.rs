@@ -15,8 +15,18 @@ fn assert_all_agree<S: Scalar>(count: usize, frames: usize) {
     for group in run_suite::<S>(&config).unwrap() {
         let bad = group.mismatches();
         assert!(bad.is_empty(), "n={count} {}: {bad:?}", group.name);
-        // Every layout on 1 and all threads, then switching at once and spread on both.
-        assert_eq!(group.runs.len(), 2 * LayoutKind::CPU.len() + 4);
+        // Every layout on 1 and all threads, every wider SIMD tier on the layouts compiled per
+        // tier plus one run changing tier every frame, then switching at once and spread on both.
+        let wider = entity_layouts::simd::available().len() - 1;
+        let per_tier = LayoutKind::CPU
+            .iter()
+            .filter(|k| k.has_simd_kernels())
+            .count();
+        let changing = usize::from(wider > 0);
+        assert_eq!(
+            group.runs.len(),
+            2 * LayoutKind::CPU.len() + wider * per_tier + changing + 4
+        );
     }
 }
 

@@ -1,5 +1,5 @@
 //! PanelPlugin: the egui side panel a speaker drives, sized to fit a 1280x720 projector at UI
-//! scale 1 without scrolling: layout, entity count and presets, threads, churn, pause; large
+//! scale 1 without scrolling: layout, entity count and presets, threads, SIMD, churn, pause; large
 //! readouts; the frame-time plot against the 16.67 ms budget; the scoreboard of every layout
 //! measured at this count; memory and the last notice. Every widget that changes something writes
 //! a [`Request`], as keys and scripts do. Aggregates only: never a row per entity.
@@ -11,6 +11,7 @@ use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
 use entity_layouts::driver::MAX_CHURN;
+use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::{Action, LayoutKind};
 
@@ -206,6 +207,21 @@ fn controls(
             want.push(Action::Threads(threads));
         }
         ui.separator();
+        ui.label("SIMD").on_hover_text(
+            "the instruction set of the soa, chunks, aos and tuned ECS kernels (S); every tier computes the same bits",
+        );
+        let mut simd = sim.driver.simd();
+        ui.radio_value(&mut simd, SimdChoice::Baseline, "baseline");
+        ui.radio_value(
+            &mut simd,
+            SimdChoice::Best,
+            format!("best ({})", SimdTier::best().name()),
+        );
+        if simd != sim.driver.simd() {
+            want.push(Action::Simd(simd));
+        }
+    });
+    ui.horizontal(|ui| {
         let mut paused = sim.driver.paused();
         if ui.checkbox(&mut paused, "pause").changed() {
             want.push(Action::Pause(paused));
@@ -420,7 +436,9 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
         .small(),
     );
     if rows.is_empty() {
-        ui.label(RichText::new("switch layouts (keys 1-9, 0, -, G) to compare them here").weak());
+        ui.label(
+            RichText::new("switch layouts (keys 1-9, 0, -, =, G) to compare them here").weak(),
+        );
     } else {
         scoreboard::paint(ui, &rows);
     }
@@ -452,7 +470,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - G layout · Up/Down count x2 /2 · Space pause · H panel/HUD · M memory · E export · F fullscreen",
+            "keys: 1-9 0 - = G layout · Up/Down count x2 /2 · Space pause · S SIMD · H panel/HUD · M memory · E export · F fullscreen",
         )
         .small()
         .weak(),

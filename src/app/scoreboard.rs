@@ -6,11 +6,13 @@
 use bevy_egui::egui;
 use egui::{Align2, Color32, FontId, Rect, Sense, Stroke, pos2, vec2};
 use plotters::prelude::{
-    ChartBuilder, Color as _, IntoDrawingArea, IntoSegmentedCoord, PathElement, RGBColor,
-    Rectangle, SVGBackend, SegmentValue, Text,
+    ChartBuilder, Color as _, IntoDrawingArea, IntoFont, IntoSegmentedCoord, PathElement, RGBColor,
+    Rectangle, SVGBackend, SegmentValue, Text, TextStyle,
 };
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use entity_layouts::LayoutKind;
+use entity_layouts::simd::SimdTier;
 
 use super::stats::FrameStats;
 
@@ -39,11 +41,21 @@ pub struct Row {
     pub ms: f32,
     /// About how many entities fit in the budget at this layout's cost per entity, as a label.
     pub allows: String,
+    /// The SIMD tier the bar was measured on, for layouts whose kernels have tiers.
+    pub simd: Option<SimdTier>,
 }
 
 impl Row {
     pub fn budget_share(&self) -> f32 {
         self.ms / BUDGET_MS
+    }
+
+    /// `soa · avx512` for a layout with SIMD tiers, the layout's name otherwise.
+    pub fn label(&self) -> String {
+        match self.simd {
+            Some(tier) => format!("{} · {}", self.kind.name(), tier.name()),
+            None => self.kind.name(),
+        }
     }
 
     pub fn color_rgb(&self) -> [u8; 3] {
@@ -66,6 +78,10 @@ pub fn rows(stats: &FrameStats, n: usize) -> Vec<Row> {
                 } else {
                     "-".into()
                 },
+                simd: kind
+                    .has_simd_kernels()
+                    .then(|| stats.scoreboard_simd.get(&kind).copied())
+                    .flatten(),
             })
         })
         .collect();
@@ -114,6 +130,21 @@ pub fn paint(ui: &mut egui::Ui, rows: &[Row]) {
             pos2(x(row.ms).max(bars.left() + 2.0), top + ROW_HEIGHT - 2.0),
         );
         painter.rect_filled(bar, 2.0, budget_color(row.ms));
+        if let Some(tier) = row.simd {
+            // Inside the bar where it fits, just after it otherwise.
+            let (at, color) = if bar.width() > 56.0 {
+                (bar.left() + 4.0, Color32::from_gray(20))
+            } else {
+                (bar.right() + 4.0, Color32::LIGHT_GRAY)
+            };
+            painter.text(
+                pos2(at, mid),
+                Align2::LEFT_CENTER,
+                tier.name(),
+                FontId::proportional(10.0),
+                color,
+            );
+        }
         painter.text(
             pos2(rect.right(), mid),
             Align2::RIGHT_CENTER,
@@ -168,19 +199,20 @@ pub fn svg(rows: &[Row], n: usize) -> String {
             .y_label_area_size(230)
             .build_cartesian_2d(0f32..top, (0..rows.len().max(1)).into_segmented())
         {
-            let names: Vec<String> = rows.iter().map(|r| r.kind.name()).collect();
             let _ = chart
                 .configure_mesh()
                 .disable_y_mesh()
+                .y_label_formatter(&|_| String::new())
                 .x_desc("ms per frame")
-                .y_label_formatter(&|y| match y {
-                    SegmentValue::CenterOf(i) => names
-                        .get(rows.len().saturating_sub(1 + *i))
-                        .cloned()
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                })
                 .draw();
+            // Each bar's name, drawn beside the bar's own centre: plotters' segmented axis put
+            // its labels between the bars and one too many.
+            for (i, row) in rows.iter().rev().enumerate() {
+                let (x, y) = chart.backend_coord(&(0.0, SegmentValue::CenterOf(i)));
+                let style = TextStyle::from(("sans-serif", 14).into_font())
+                    .pos(Pos::new(HPos::Right, VPos::Center));
+                let _ = root.draw_text(&row.label(), &style, (x - 8, y));
+            }
             let _ = chart.draw_series(rows.iter().rev().enumerate().map(|(i, row)| {
                 let [r, g, b] = row.color_rgb();
                 Rectangle::new(
@@ -242,5 +274,27 @@ mod tests {
         assert_eq!(rows[0].kind, LayoutKind::Soa);
         assert_eq!(rows[0].allows, "8.33M");
         assert_eq!(rows[1].kind, LayoutKind::Boxed);
+    }
+
+    #[test]
+    fn the_svg_names_every_bar_once_with_its_tier() {
+        let mut stats = FrameStats::default();
+        for (i, kind) in LayoutKind::CPU.into_iter().enumerate() {
+            stats
+                .scoreboard
+                .entry(kind)
+                .or_default()
+                .push(0.0, 1.0 + i as f32);
+            stats.scoreboard_simd.insert(kind, SimdTier::Avx2);
+        }
+        let rows = rows(&stats, 100_000);
+        let svg = svg(&rows, 100_000);
+        // plotters writes each text's content on a line of its own.
+        let texts = |label: &str| svg.lines().filter(|l| l.trim() == label).count();
+        for row in &rows {
+            assert_eq!(texts(&row.label()), 1, "{}", row.label());
+        }
+        assert_eq!(texts("soa · avx2"), 1);
+        assert_eq!(texts("boxed"), 1);
     }
 }

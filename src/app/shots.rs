@@ -187,14 +187,15 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
 
 fn scoreboard_csv(rows: &[Row], n: usize, sim: &Sim) -> String {
     let mut out = String::from(
-        "layout,label,entities,threads,simulate_p50_ms,budget_share,budget_allows_entities\n",
+        "layout,label,entities,threads,simd,simulate_p50_ms,budget_share,budget_allows_entities\n",
     );
     for row in rows {
         out.push_str(&format!(
-            "{},\"{}\",{n},{},{:.4},{:.4},{}\n",
+            "{},\"{}\",{n},{},{},{:.4},{:.4},{}\n",
             row.kind.name(),
             row.kind.label(),
             sim.driver.threads(),
+            row.simd.unwrap_or_default().name(),
             row.ms,
             row.budget_share(),
             row.allows

@@ -297,6 +297,7 @@ fn record_frame(
     let setting = Setting {
         kind: sim.driver.kind(),
         threads: sim.driver.threads(),
+        simd: sim.driver.simd_in_use(),
         count: sim.driver.len(),
     };
     stats.record(time.elapsed_secs_f64(), setting, split, steady);

@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use bevy::prelude::Resource;
 
 use entity_layouts::LayoutKind;
+use entity_layouts::simd::SimdTier;
 use entity_layouts::threads::Threads;
 
 /// The last `CAPACITY` samples of one quantity, in ms, with the time they were taken.
@@ -94,6 +95,9 @@ pub struct FrameStats {
     /// Simulate ms per layout at the current count: the scoreboard. Cleared when the count,
     /// thread setting or churn changes, since the numbers would no longer compare.
     pub scoreboard: HashMap<LayoutKind, Series>,
+    /// The SIMD tier each scoreboard series was measured on; a layout measured again on another
+    /// tier starts its series over.
+    pub scoreboard_simd: HashMap<LayoutKind, SimdTier>,
     /// Every frame of the last [`WINDOW_S`] seconds, for the export's CSV.
     recent: VecDeque<FrameRecord>,
     frames: u64,
@@ -113,6 +117,8 @@ struct FrameRecord {
 pub struct Setting {
     pub kind: LayoutKind,
     pub threads: Threads,
+    /// The tier the layout's kernels ran on (the baseline for layouts without per-tier ones).
+    pub simd: SimdTier,
     pub count: usize,
 }
 
@@ -152,6 +158,9 @@ impl FrameStats {
             all.push(split);
         }
         if measured {
+            if self.scoreboard_simd.insert(setting.kind, setting.simd) != Some(setting.simd) {
+                self.scoreboard.remove(&setting.kind);
+            }
             self.scoreboard
                 .entry(setting.kind)
                 .or_default()
@@ -161,11 +170,12 @@ impl FrameStats {
 
     /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
     pub fn recent_csv(&self) -> String {
-        let mut out =
-            String::from("frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads\n");
+        let mut out = String::from(
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads,simd\n",
+        );
         for r in &self.recent {
             out.push_str(&format!(
-                "{},{:.4},{:.4},{},{:.4},{},{},{}\n",
+                "{},{:.4},{:.4},{},{:.4},{},{},{},{}\n",
                 r.frame,
                 r.t,
                 r.split.frame_ms,
@@ -178,7 +188,8 @@ impl FrameStats {
                 r.split.gather_ms,
                 r.setting.kind.name(),
                 r.setting.count,
-                r.setting.threads.name()
+                r.setting.threads.name(),
+                r.setting.simd.name()
             ));
         }
         out
@@ -201,9 +212,10 @@ impl FrameStats {
                     "     n/a   ".to_string()
                 };
                 format!(
-                    "{:<16} threads={:<3} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms",
+                    "{:<16} threads={:<3} simd={:<8} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms",
                     setting.kind.name(),
                     setting.threads.name(),
+                    setting.simd.name(),
                     setting.count,
                     frames.len(),
                 )
@@ -234,6 +246,7 @@ mod tests {
         let setting = Setting {
             kind: LayoutKind::Soa,
             threads: Threads::One,
+            simd: SimdTier::Baseline,
             count: 7,
         };
         for i in 0..1500 {
@@ -249,6 +262,6 @@ mod tests {
         // 10 s at 100 frames a second, plus the header.
         assert!((1000..=1002).contains(&rows.len()), "{}", rows.len());
         assert!(rows.last().unwrap().starts_with("1500,14.99"));
-        assert!(rows[1].ends_with(",soa,7,1"));
+        assert!(rows[1].ends_with(",soa,7,1,baseline"));
     }
 }

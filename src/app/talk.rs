@@ -13,6 +13,7 @@ use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
 use entity_layouts::script::ScriptRunner;
+use entity_layouts::simd::SimdChoice;
 use entity_layouts::{Action, LayoutKind};
 
 use bevy::render::render_resource::Extent3d;
@@ -142,6 +143,13 @@ fn keys(
     }
     if input.just_pressed(KeyCode::KeyH) {
         requests.write(Request(Action::ShowPanel(!ui_state.panel_visible)));
+    }
+    if input.just_pressed(KeyCode::KeyS) {
+        let other = match sim.driver.simd() {
+            SimdChoice::Baseline => SimdChoice::Best,
+            SimdChoice::Best => SimdChoice::Baseline,
+        };
+        requests.write(Request(Action::Simd(other)));
     }
     if input.just_pressed(KeyCode::KeyM) {
         requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));

@@ -59,7 +59,9 @@ mod tests {
             }
         }
         let total: f64 = c.blocks().flat_map(|b| b.iter()).sum();
-        let expected: f64 = (0..1000).flat_map(|i| (0..20).map(move |f| value(i, f))).sum();
+        let expected: f64 = (0..1000)
+            .flat_map(|i| (0..20).map(move |f| value(i, f)))
+            .sum();
         assert_eq!(total, expected);
     }
 }

@@ -277,7 +277,11 @@ fn chunks_sentence(mine: &[Record]) -> String {
         .iter()
         .filter_map(|&s| {
             let (chunks, soa, aos) = (ms("chunks", s)?, ms("soa", s)?, ms("aos", s)?);
-            let (best, name) = if soa <= aos { (soa, "SoA") } else { (aos, "AoS") };
+            let (best, name) = if soa <= aos {
+                (soa, "SoA")
+            } else {
+                (aos, "AoS")
+            };
             Some(format!(
                 "at S = {s}, x{:.2} the better of SoA and AoS ({name})",
                 chunks / best
@@ -287,6 +291,9 @@ fn chunks_sentence(mine: &[Record]) -> String {
     if parts.is_empty() {
         String::new()
     } else {
-        format!("\nChunks (16 KiB blocks of 20 short columns): {}.\n", parts.join("; "))
+        format!(
+            "\nChunks (16 KiB blocks of 20 short columns): {}.\n",
+            parts.join("; ")
+        )
     }
 }

@@ -145,11 +145,7 @@ impl<S: Scalar, const BYTES: usize> Chunks<S, BYTES> {
     }
 
     /// Runs `work(block, entities in it)` over every used block, split over `threads`.
-    fn for_each_block(
-        &mut self,
-        threads: Threads,
-        work: impl Fn(&mut Chunk<BYTES>, usize) + Sync,
-    ) {
+    fn for_each_block(&mut self, threads: Threads, work: impl Fn(&mut Chunk<BYTES>, usize) + Sync) {
         let (len, per_part) = (self.len, self.blocks_per_part(threads));
         let used = self.used();
         let parts = self.chunks[..used].chunks_mut(per_part).enumerate();
@@ -160,7 +156,6 @@ impl<S: Scalar, const BYTES: usize> Chunks<S, BYTES> {
         });
     }
 }
-
 
 impl<S: Scalar, const BYTES: usize> Layout<S> for Chunks<S, BYTES> {
     fn kind(&self) -> LayoutKind {
@@ -205,7 +200,11 @@ impl<S: Scalar, const BYTES: usize> Layout<S> for Chunks<S, BYTES> {
     }
 
     fn swap_remove(&mut self, index: usize) {
-        assert!(index < self.len, "swap_remove index {index} of {}", self.len);
+        assert!(
+            index < self.len,
+            "swap_remove index {index} of {}",
+            self.len
+        );
         let last = self.len - 1;
         if index != last {
             let (id, state) = self.chunks[last / Self::CAP].read::<S>(last % Self::CAP);
@@ -300,7 +299,8 @@ impl<S: Scalar, const BYTES: usize> Layout<S> for Chunks<S, BYTES> {
         MemoryUse {
             payload_bytes: self.len as u64 * entity,
             allocated_bytes: (self.chunks.len() * BYTES
-                + self.chunks.capacity() * size_of::<Chunk<BYTES>>()) as u64,
+                + self.chunks.capacity() * size_of::<Chunk<BYTES>>())
+                as u64,
         }
     }
 }

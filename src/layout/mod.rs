@@ -313,6 +313,15 @@ impl LayoutKind {
         })
     }
 
+    /// Whether this layout's move and regen kernels are compiled per SIMD tier
+    /// ([`Layout::set_simd`]); the others run the baseline whatever the setting.
+    pub fn has_simd_kernels(self) -> bool {
+        matches!(
+            self,
+            LayoutKind::Soa | LayoutKind::Chunks | LayoutKind::EcsContiguous | LayoutKind::Aos
+        )
+    }
+
     /// Whether this is the layout that lives on the GPU.
     pub fn is_gpu(self) -> bool {
         self == LayoutKind::Gpu
