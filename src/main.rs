@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use entity_layouts::bench::{self, BenchConfig, BenchError};
+use entity_layouts::simd::SimdTier;
 use entity_layouts::values::{
     BenchCount, Churn, DotSize, EntityCount, Frames, UiScale, WindowSize,
 };
@@ -158,6 +159,9 @@ enum Command {
         /// Frames to step, warm-up included.
         #[arg(long)]
         frames: usize,
+        /// The SIMD tier to run the kernels on (one this CPU, or valgrind's model of it, has).
+        #[arg(long, default_value = "baseline")]
+        simd: SimdTier,
     },
 }
 
@@ -235,7 +239,8 @@ fn main() -> ExitCode {
             layout,
             count,
             frames,
-        } => count_frames(layout, count.0, frames),
+            simd,
+        } => count_frames(layout, count.0, frames, simd),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e.to_string()),
@@ -438,13 +443,14 @@ fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -
     ExitCode::SUCCESS
 }
 
-fn count_frames(layout: LayoutKind, n: usize, frames: usize) -> ExitCode {
+fn count_frames(layout: LayoutKind, n: usize, frames: usize, simd: SimdTier) -> ExitCode {
     use entity_layouts::counters::{FrameSpec, run_frames};
     let spec = FrameSpec {
         layout,
         n,
         warmup: 0,
         frames,
+        simd,
     };
     match run_frames(&spec, |frames| frames()) {
         Ok(((), checksum)) => {

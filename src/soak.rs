@@ -19,6 +19,7 @@ use crate::driver::{Driver, MAX_CHURN};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::memory::resident_bytes;
+use crate::simd::SimdChoice;
 use crate::threads::Threads;
 
 /// Counts the swarm keeps coming back to, so that memory after a return can be compared.
@@ -89,7 +90,8 @@ pub fn random_action(
                 _ => rng.random_range(0.0..top).exp() as usize,
             }
         }),
-        60..=69 => Action::Threads(Threads::BOTH[rng.random_range(0..2)]),
+        60..=64 => Action::Threads(Threads::BOTH[rng.random_range(0..2)]),
+        65..=69 => Action::Simd(SimdChoice::BOTH[rng.random_range(0..2)]),
         70..=84 => Action::Churn(match rng.random_range(0..4u32) {
             0 => 0,
             1 => MAX_CHURN,

@@ -52,7 +52,7 @@ mod tests {
         let value = |i: usize, f: usize| (i * 100 + f) as f64;
         let c = ChunkedFields::<20>::new(1000, value);
         assert_eq!(ChunkedFields::<20>::CAP, 96);
-        assert!(ChunkedFields::<20>::CAP * 20 * 8 <= CHUNK_BYTES);
+        const { assert!(ChunkedFields::<20>::CAP * 20 * 8 <= CHUNK_BYTES) };
         for i in [0, 95, 96, 500, 999] {
             for f in [0, 7, 19] {
                 assert_eq!(c.get(i, f), value(i, f));

@@ -4,10 +4,13 @@
 //! 1M and 10M (in memory, where bandwidth should rule). Each count runs in [`REPS`] fresh
 //! processes; the goals are read as the median of the per-process ratios, with their spread.
 //!
-//! Two controls ride along. At 10M, a STREAM triad measured in the same process says how close
+//! Beside the clock, the count: cachegrind's instructions per entity per frame at 10k for each
+//! tier valgrind can run (AVX2; valgrind 3.19 has no AVX-512), which says how much work each
+//! tier saves whatever the clock says. Two controls ride along. At 10M, a STREAM triad measured in the same process says how close
 //! each tier comes to this machine's bandwidth. At 1M and 10M, the chunked layout with bigger
-//! blocks (64 and 256 KiB) says whether its gap to SoA comes from the block size: how often the
-//! columns' short runs restart.
+//! blocks (64 and 256 KiB), and with Unity's block but each column on a page of its own, say
+//! where its gap to SoA comes from: how often the columns' short runs restart, or several runs
+//! sharing one 4 KiB page.
 
 use super::harness::{Method, Stats, measure};
 use super::record::{Query, Record};
@@ -31,8 +34,61 @@ pub const LAYOUTS: [LayoutKind; 4] = [
 ];
 /// Fresh processes per count.
 const REPS: usize = 5;
-/// The chunked layout's block size control: bytes per block, and its name in the records.
-const BLOCK_CONTROL: [(usize, &str); 2] = [(64 * 1024, "chunks-64k"), (256 * 1024, "chunks-256k")];
+/// The cell that counts instructions under cachegrind.
+const COUNTED: &str = "instructions";
+/// The count the instructions are counted at: in cache, where width should pay.
+const COUNTED_N: usize = 10_000;
+
+/// Instructions per entity per frame for each layout and tier, simulated; a tier cachegrind
+/// cannot run (or no valgrind at all) is a record saying why.
+fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
+    use crate::counters::{FrameSpec, cachegrind};
+    let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
+        experiment: NAME.into(),
+        cell: cell.into(),
+        reason: format!("cannot find this program's binary for cachegrind: {e}"),
+    })?;
+    let mut out = Vec::new();
+    for kind in LAYOUTS {
+        for &tier in available() {
+            let spec = FrameSpec {
+                simd: tier,
+                ..FrameSpec::for_count(kind, COUNTED_N)
+            };
+            let param = format!("simd={};simulated", tier.name());
+            let rec = Record::new(NAME, kind.name(), "f32", COUNTED_N);
+            if tier == SimdTier::Avx512 {
+                // Under valgrind the program sees valgrind's CPU, which has AVX2 at most, and
+                // refuses the tier (exit 2) rather than run instructions the CPU lacks.
+                out.push(
+                    rec.param(format!(
+                        "{param}: valgrind does not emulate AVX-512 (its simulated CPU has AVX2 at most)"
+                    ))
+                    .value("unavailable", "cells", 1.0),
+                );
+                continue;
+            }
+            out.push(match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
+                Ok(sim) => rec.param(param).value(
+                    "instructions",
+                    "per entity",
+                    sim.per_entity.instructions,
+                ),
+                // As the counters experiment says why: the reason in the param.
+                Err(reason) => {
+                    rec.param(format!("{param}: {reason}"))
+                        .value("unavailable", "cells", 1.0)
+                }
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The chunked layout's controls, by name in the records: bigger blocks (64 and 256 KiB), and
+/// Unity's 400 entities a block with each column on a 4 KiB page of its own (no two columns'
+/// runs in one page, which is what the L2 streamer tracks one forward stream in).
+const BLOCK_CONTROL: [&str; 3] = ["chunks-64k", "chunks-256k", "chunks-16k-paged"];
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.pick(
@@ -70,9 +126,9 @@ fn frame(layout: &mut dyn Layout<f32>, method: &Method) -> Stats {
     })
 }
 
-/// The chunked layout in blocks of `BYTES`.
-fn block_control<const BYTES: usize>(n: usize, method: &Method) -> Stats {
-    let mut layout = Chunks::<f32, BYTES>::default();
+/// The chunked layout in blocks of `BYTES` (`PAGED`: each column on a page of its own).
+fn block_control<const BYTES: usize, const PAGED: bool>(n: usize, method: &Method) -> Stats {
+    let mut layout = Chunks::<f32, BYTES, PAGED>::default();
     fill_seeded(&mut layout, n);
     frame(&mut layout, method)
 }
@@ -87,7 +143,7 @@ impl Experiment for Simd {
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        let mut cells = Vec::new();
+        let mut cells = vec![COUNTED.to_string()];
         for rep in 1..=reps(cfg) {
             for n in counts(cfg) {
                 cells.push(format!("n={n};rep={rep}"));
@@ -97,6 +153,9 @@ impl Experiment for Simd {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        if cell == COUNTED {
+            return counted(cell);
+        }
         let cell = Cell::new(NAME, cell);
         let (n_text, rep_text) = cell
             .text
@@ -122,10 +181,11 @@ impl Experiment for Simd {
         }
         if n >= 1_000_000 {
             let controls = [
-                block_control::<{ BLOCK_CONTROL[0].0 }>(n, &cfg.method),
-                block_control::<{ BLOCK_CONTROL[1].0 }>(n, &cfg.method),
+                block_control::<{ 64 * 1024 }, false>(n, &cfg.method),
+                block_control::<{ 256 * 1024 }, false>(n, &cfg.method),
+                block_control::<{ crate::layout::chunks::CHUNK_BYTES }, true>(n, &cfg.method),
             ];
-            for ((_, name), stats) in BLOCK_CONTROL.iter().zip(controls) {
+            for (name, stats) in BLOCK_CONTROL.iter().zip(controls) {
                 out.push(
                     Record::new(NAME, *name, "f32", n)
                         .param(param(SimdTier::Baseline, rep))
@@ -192,8 +252,74 @@ impl Experiment for Simd {
             table(&header, &rows)
         );
         md.push_str(&goals(mine, &counts, reps));
+        md.push_str(&instructions_table(mine));
         md
     }
+}
+
+/// Instructions per entity per frame by tier, from the counted cell.
+fn instructions_table(mine: &[Record]) -> String {
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for kind in LAYOUTS {
+        let mut row = vec![format!("`{kind}`")];
+        let mut base = None;
+        for &tier in available() {
+            let param = format!("simd={};simulated", tier.name());
+            let found = Query::metric("instructions")
+                .layout(&kind.name())
+                .param(&param)
+                .find(mine)
+                .map(|r| r.p50);
+            if tier == SimdTier::Baseline {
+                base = found;
+            }
+            row.push(match (found, base) {
+                (Some(v), Some(b)) if tier != SimdTier::Baseline => {
+                    format!("{} (x{:.2} fewer)", fmt_num(v), b / v)
+                }
+                (Some(v), _) => fmt_num(v),
+                (None, _) => {
+                    let prefix = format!("{param}: ");
+                    if let Some(why) = mine
+                        .iter()
+                        .filter(|r| r.metric == "unavailable" && r.layout == kind.name())
+                        .find_map(|r| r.param.strip_prefix(&prefix))
+                    {
+                        missing.push(format!("{} on {}: {why}", kind, tier.name()));
+                    }
+                    "not measured".into()
+                }
+            });
+        }
+        rows.push(row);
+    }
+    if rows
+        .iter()
+        .all(|r| r[1..].iter().all(|c| c == "not measured"))
+        && missing.is_empty()
+    {
+        return String::new();
+    }
+    let mut header = vec!["layout".to_string()];
+    header.extend(available().iter().map(|t| t.name().to_string()));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut md = format!(
+        "\nInstructions per entity per frame at {} entities (cachegrind, simulated, deterministic):\n\n{}",
+        short(COUNTED_N),
+        table(&header, &rows)
+    );
+    // One line per distinct reason: every layout fails a tier for the same one.
+    missing.sort();
+    let mut reasons: Vec<String> = missing
+        .iter()
+        .filter_map(|m| m.split_once(": ").map(|(_, why)| why.to_string()))
+        .collect();
+    reasons.dedup();
+    for why in reasons {
+        md.push_str(&format!("\nNot measured: {why}\n"));
+    }
+    md
 }
 
 /// The goals, each as the median of per-process ratios with their spread.
@@ -225,7 +351,7 @@ fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
                 spread(&ratios("chunks", tier, "soa", tier, n), |m| m <= 1.05)
             ));
         }
-        for (_, name) in BLOCK_CONTROL {
+        for name in BLOCK_CONTROL {
             lines.push(format!(
                 "  - control, `{name}` / `soa` at {}, baseline: {}",
                 short(n),
@@ -310,7 +436,7 @@ fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
+    Some(if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]

@@ -87,20 +87,8 @@ pub fn valgrind_version() -> Result<String, String> {
 /// program's binary, which has the hidden `count-frames` subcommand) twice.
 pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simulated, String> {
     let valgrind = valgrind_version()?;
-    let short = run_once(
-        exe,
-        spec.layout,
-        spec.n,
-        spec.warmup + spec.frames,
-        geometry,
-    )?;
-    let long = run_once(
-        exe,
-        spec.layout,
-        spec.n,
-        spec.warmup + 2 * spec.frames,
-        geometry,
-    )?;
+    let short = run_once(exe, spec, spec.warmup + spec.frames, geometry)?;
+    let long = run_once(exe, spec, spec.warmup + 2 * spec.frames, geometry)?;
     // The two runs agree on everything but a few dozen instructions and misses of the pool
     // threads' start-up, whose interleaving valgrind's scheduler does not fix; against 10^6 and
     // more events per counted frame that is noise, and a difference below zero is taken as none.
@@ -194,11 +182,11 @@ impl Summary {
 /// One run of `exe count-frames` under cachegrind, `frames` frames in all.
 fn run_once(
     exe: &Path,
-    layout: crate::layout::LayoutKind,
-    n: usize,
+    spec: &FrameSpec,
     frames: usize,
     geometry: &Geometry,
 ) -> Result<Summary, String> {
+    let (layout, n) = (spec.layout, spec.n);
     let out_file = scratch_file();
     let output = Command::new("valgrind")
         .arg("--tool=cachegrind")
@@ -211,6 +199,7 @@ fn run_once(
         .arg(exe)
         .args(["count-frames", "--layout", &layout.name()])
         .args(["--count", &n.to_string(), "--frames", &frames.to_string()])
+        .args(["--simd", spec.simd.name()])
         .output()
         .map_err(|e| format!("cannot start valgrind: {e}"))?;
     let text = std::fs::read_to_string(&out_file);

@@ -20,6 +20,7 @@ pub mod pmu;
 
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::simd::SimdTier;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
@@ -34,6 +35,9 @@ pub struct FrameSpec {
     pub n: usize,
     pub warmup: usize,
     pub frames: usize,
+    /// The SIMD tier the kernels run on; the counters experiment and the regression check
+    /// count the baseline, the `simd` experiment each tier cachegrind can run.
+    pub simd: SimdTier,
 }
 
 impl FrameSpec {
@@ -50,6 +54,7 @@ impl FrameSpec {
             n,
             warmup,
             frames,
+            simd: SimdTier::Baseline,
         }
     }
 
@@ -68,6 +73,7 @@ pub fn run_frames<T>(
     count: impl FnOnce(&mut dyn FnMut()) -> T,
 ) -> Result<(T, u64), SimError> {
     let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
+    swarm.set_simd(spec.simd);
     let dt = Dt::default();
     for _ in 0..spec.warmup {
         swarm.step(dt, Threads::One);
@@ -238,6 +244,7 @@ mod tests {
             n: 1000,
             warmup: 2,
             frames: 3,
+            simd: SimdTier::Baseline,
         };
         let ((), counted) = run_frames(&spec, |frames| frames()).unwrap();
         let ((), skipped) = run_frames(&spec, |_| ()).unwrap();

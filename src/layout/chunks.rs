@@ -47,11 +47,21 @@ pub const fn capacity<S>(block_bytes: usize) -> usize {
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// One block of `BYTES`: `[ids; capacity] [x; capacity] [y; capacity] ... [armor; capacity]`.
-struct Chunk<const BYTES: usize>(Box<[Line]>);
+/// A page, for the paged control.
+const PAGE: usize = 4096;
 
-impl<const BYTES: usize> Chunk<BYTES> {
-    const LINES: usize = BYTES / size_of::<Line>();
+/// One block of `BYTES`: `[ids; capacity] [x; capacity] [y; capacity] ... [armor; capacity]`.
+/// `PAGED` is a bench control, not Unity's shape: the same `capacity` entities, but each of the
+/// nine arrays starts a 4 KiB page of its own (a block of ten pages, one to align), so that no
+/// two columns share a page.
+struct Chunk<const BYTES: usize, const PAGED: bool>(Box<[Line]>);
+
+impl<const BYTES: usize, const PAGED: bool> Chunk<BYTES, PAGED> {
+    const LINES: usize = if PAGED {
+        10 * PAGE / size_of::<Line>()
+    } else {
+        BYTES / size_of::<Line>()
+    };
 
     /// A zeroed block, or the allocator's refusal (`try_reserve` asks this way).
     fn try_new() -> Result<Self, TryReserveError> {
@@ -66,29 +76,62 @@ impl<const BYTES: usize> Chunk<BYTES> {
         Chunk(vec![Line::zeroed(); Self::LINES].into_boxed_slice())
     }
 
+    /// Where array `k` (0: ids, 1..=8: the fields) starts in the block's bytes, and how long
+    /// it is, for `S` at `cap` entities; `base` aligns the paged control to a page.
+    fn array_at<S>(k: usize, cap: usize, base: usize) -> (usize, usize) {
+        let len = if k == 0 {
+            cap * size_of::<u64>()
+        } else {
+            cap * size_of::<S>()
+        };
+        let start = match (PAGED, k) {
+            (true, _) => base + k * PAGE,
+            (false, 0) => 0,
+            (false, _) => cap * size_of::<u64>() + (k - 1) * cap * size_of::<S>(),
+        };
+        (start, len)
+    }
+
+    /// The bytes before the first page boundary (0 for the packed blocks).
+    fn base(bytes: &[u8]) -> usize {
+        if PAGED {
+            bytes.as_ptr().align_offset(PAGE)
+        } else {
+            0
+        }
+    }
+
     /// The ids and the eight columns, in `EntityState` order.
     fn columns<S: Scalar>(&self) -> (&[u64], [&[S]; 8]) {
         let cap = capacity::<S>(BYTES);
         let bytes: &[u8] = bytemuck::cast_slice(&self.0);
-        let (ids, mut rest) = bytes.split_at(cap * size_of::<u64>());
-        let fields = std::array::from_fn(|_| {
-            let (column, tail) = rest.split_at(cap * size_of::<S>());
-            rest = tail;
-            bytemuck::cast_slice(column)
-        });
-        (bytemuck::cast_slice(ids), fields)
+        let base = Self::base(bytes);
+        let array = |k: usize| {
+            let (start, len) = Self::array_at::<S>(k, cap, base);
+            &bytes[start..start + len]
+        };
+        let fields = std::array::from_fn(|f| bytemuck::cast_slice(array(f + 1)));
+        (bytemuck::cast_slice(array(0)), fields)
     }
 
     fn columns_mut<S: Scalar>(&mut self) -> (&mut [u64], [&mut [S]; 8]) {
         let cap = capacity::<S>(BYTES);
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.0);
-        let (ids, mut rest) = bytes.split_at_mut(cap * size_of::<u64>());
-        let fields = std::array::from_fn(|_| {
-            let (column, tail) = std::mem::take(&mut rest).split_at_mut(cap * size_of::<S>());
+        let base = Self::base(bytes);
+        // The arrays in increasing order, each split off what is left after the one before.
+        let mut rest = bytes;
+        let mut at = 0;
+        let mut next = |k: usize| {
+            let (start, len) = Self::array_at::<S>(k, cap, base);
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+            let (array, tail) = tail.split_at_mut(len);
             rest = tail;
-            bytemuck::cast_slice_mut(column)
-        });
-        (bytemuck::cast_slice_mut(ids), fields)
+            at = start + len;
+            array
+        };
+        let ids = bytemuck::cast_slice_mut(next(0));
+        let fields = std::array::from_fn(|f| bytemuck::cast_slice_mut(next(f + 1)));
+        (ids, fields)
     }
 
     fn read<S: Scalar>(&self, slot: usize) -> (u64, EntityState<S>) {
@@ -106,16 +149,16 @@ impl<const BYTES: usize> Chunk<BYTES> {
 }
 
 /// The chunked layout, in blocks of `BYTES` (Unity's 16 KiB unless a bench's control says
-/// otherwise).
-pub struct Chunks<S, const BYTES: usize = CHUNK_BYTES> {
+/// otherwise; `PAGED`: the control whose columns have a page each, see [`Chunk`]).
+pub struct Chunks<S, const BYTES: usize = CHUNK_BYTES, const PAGED: bool = false> {
     /// Blocks in order; those past `len` entities are reserved, empty ones.
-    chunks: Vec<Chunk<BYTES>>,
+    chunks: Vec<Chunk<BYTES, PAGED>>,
     len: usize,
     tier: SimdTier,
     _scalar: PhantomData<fn() -> S>,
 }
 
-impl<S, const BYTES: usize> Default for Chunks<S, BYTES> {
+impl<S, const BYTES: usize, const PAGED: bool> Default for Chunks<S, BYTES, PAGED> {
     fn default() -> Self {
         Self {
             chunks: Vec::new(),
@@ -126,7 +169,7 @@ impl<S, const BYTES: usize> Default for Chunks<S, BYTES> {
     }
 }
 
-impl<S: Scalar, const BYTES: usize> Chunks<S, BYTES> {
+impl<S: Scalar, const BYTES: usize, const PAGED: bool> Chunks<S, BYTES, PAGED> {
     const CAP: usize = capacity::<S>(BYTES);
 
     /// Blocks that hold at least one entity.
@@ -145,7 +188,11 @@ impl<S: Scalar, const BYTES: usize> Chunks<S, BYTES> {
     }
 
     /// Runs `work(block, entities in it)` over every used block, split over `threads`.
-    fn for_each_block(&mut self, threads: Threads, work: impl Fn(&mut Chunk<BYTES>, usize) + Sync) {
+    fn for_each_block(
+        &mut self,
+        threads: Threads,
+        work: impl Fn(&mut Chunk<BYTES, PAGED>, usize) + Sync,
+    ) {
         let (len, per_part) = (self.len, self.blocks_per_part(threads));
         let used = self.used();
         let parts = self.chunks[..used].chunks_mut(per_part).enumerate();
@@ -157,7 +204,7 @@ impl<S: Scalar, const BYTES: usize> Chunks<S, BYTES> {
     }
 }
 
-impl<S: Scalar, const BYTES: usize> Layout<S> for Chunks<S, BYTES> {
+impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, BYTES, PAGED> {
     fn kind(&self) -> LayoutKind {
         LayoutKind::Chunks
     }
@@ -298,8 +345,8 @@ impl<S: Scalar, const BYTES: usize> Layout<S> for Chunks<S, BYTES> {
         let entity = (8 * size_of::<S>() + size_of::<u64>()) as u64;
         MemoryUse {
             payload_bytes: self.len as u64 * entity,
-            allocated_bytes: (self.chunks.len() * BYTES
-                + self.chunks.capacity() * size_of::<Chunk<BYTES>>())
+            allocated_bytes: (self.chunks.len() * Chunk::<BYTES, PAGED>::LINES * size_of::<Line>()
+                + self.chunks.capacity() * size_of::<Chunk<BYTES, PAGED>>())
                 as u64,
         }
     }
@@ -322,13 +369,42 @@ mod tests {
         for block in &layout.chunks {
             assert_eq!(block.0.len() * size_of::<Line>(), CHUNK_BYTES);
             let (ids, fields) = block.columns::<f32>();
-            assert_eq!(ids.as_ptr() as usize % 64, 0);
-            assert!(fields.iter().all(|c| c.as_ptr() as usize % 64 == 0));
+            assert!((ids.as_ptr() as usize).is_multiple_of(64));
+            assert!(
+                fields
+                    .iter()
+                    .all(|c| (c.as_ptr() as usize).is_multiple_of(64))
+            );
         }
         // Entity 401 is slot 1 of block 1, field by field.
         let (ids, fields) = layout.chunks[1].columns::<f32>();
         assert_eq!(ids[1], 401);
         assert_eq!(fields.map(|c| c[1]), states[401].to_array());
+    }
+
+    #[test]
+    fn the_paged_control_puts_each_column_on_a_page_of_its_own() {
+        let mut layout = Chunks::<f32, CHUNK_BYTES, true>::default();
+        let states: Vec<EntityState<f32>> = (0..900).map(|i| spawn(1, i)).collect();
+        let ids: Vec<u64> = (0..900).collect();
+        layout.push(&ids, &states);
+        for block in &layout.chunks {
+            let (ids, fields) = block.columns::<f32>();
+            let page = |p: *const u8| p as usize / PAGE;
+            let mut pages: Vec<usize> = fields.iter().map(|c| page(c.as_ptr().cast())).collect();
+            pages.push(page(ids.as_ptr().cast()));
+            pages.sort_unstable();
+            pages.dedup();
+            assert_eq!(pages.len(), 9, "nine arrays, nine pages");
+            assert!(
+                fields
+                    .iter()
+                    .all(|c| (c.as_ptr() as usize).is_multiple_of(PAGE))
+            );
+        }
+        let mut seen = Vec::new();
+        layout.for_each_entity(&mut |id, s| seen.push((id, *s)));
+        assert_eq!(seen, ids.into_iter().zip(states).collect::<Vec<_>>());
     }
 
     #[test]
