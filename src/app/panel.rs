@@ -207,21 +207,6 @@ fn controls(
             want.push(Action::Threads(threads));
         }
         ui.separator();
-        ui.label("SIMD").on_hover_text(
-            "the instruction set of the soa, chunks, aos and tuned ECS kernels (S); every tier computes the same bits",
-        );
-        let mut simd = sim.driver.simd();
-        ui.radio_value(&mut simd, SimdChoice::Baseline, "baseline");
-        ui.radio_value(
-            &mut simd,
-            SimdChoice::Best,
-            format!("best ({})", SimdTier::best().name()),
-        );
-        if simd != sim.driver.simd() {
-            want.push(Action::Simd(simd));
-        }
-    });
-    ui.horizontal(|ui| {
         let mut paused = sim.driver.paused();
         if ui.checkbox(&mut paused, "pause").changed() {
             want.push(Action::Pause(paused));
@@ -244,6 +229,21 @@ fn controls(
                     PresentMode::AutoNoVsync
                 };
             }
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("SIMD").on_hover_text(
+            "the instruction set of the soa, chunks, aos and tuned ECS kernels (S); every tier computes the same bits",
+        );
+        let mut simd = sim.driver.simd();
+        ui.radio_value(&mut simd, SimdChoice::Baseline, "baseline");
+        ui.radio_value(
+            &mut simd,
+            SimdChoice::Best,
+            format!("best ({})", SimdTier::best().name()),
+        );
+        if simd != sim.driver.simd() {
+            want.push(Action::Simd(simd));
         }
     });
     ui.horizontal(|ui| {
