@@ -17,6 +17,10 @@ pub enum Action {
     Layout(LayoutKind),
     /// Grow (over the next frames) or shrink (now) to this many entities.
     Count(usize),
+    /// Grow until the layout's simulate time (p50 over a few frames) crosses this many ms:
+    /// doubling, then bisecting, over frames ([`crate::until_over`]). A script holds its next
+    /// lines until the search ends.
+    CountUntilOver(f64),
     Threads(Threads),
     /// Run the kernels on the build's baseline instructions or the widest this CPU has.
     Simd(SimdChoice),
@@ -48,6 +52,7 @@ impl Action {
             self,
             Action::Layout(_)
                 | Action::Count(_)
+                | Action::CountUntilOver(_)
                 | Action::Threads(_)
                 | Action::Simd(_)
                 | Action::Churn(_)
@@ -62,6 +67,7 @@ impl fmt::Display for Action {
         match self {
             Action::Layout(kind) => write!(f, "layout {kind}"),
             Action::Count(n) => write!(f, "count {n}"),
+            Action::CountUntilOver(ms) => write!(f, "count until-over {ms}"),
             Action::Threads(threads) => write!(f, "threads {threads}"),
             Action::Simd(choice) => write!(f, "simd {choice}"),
             Action::Churn(n) => write!(f, "churn {n}"),

@@ -12,8 +12,9 @@ use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::{SimdChoice, SimdTier};
-use crate::swarm::{MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
+use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
+use crate::until_over::{MAX_LINE_MS, MIN_LINE_MS, Step, UntilOver};
 use crate::workload::{Dt, SpawnPattern};
 
 /// The app's entity slider tops out here for the CPU layouts; the driver refuses more with an
@@ -30,8 +31,6 @@ pub fn app_max_entities(kind: LayoutKind) -> usize {
         APP_MAX_ENTITIES
     }
 }
-/// The most spawns plus removals per frame the churn setting accepts.
-pub const MAX_CHURN: usize = 100_000;
 /// Entities spawned per frame while growing: about 100-200 ms of spawning on a slow laptop core
 /// for the ECS (its spawn is the slowest), so the window stays responsive.
 pub const GROW_CHUNK: usize = 250_000;
@@ -75,6 +74,24 @@ pub struct Driver<S: Scalar = f32> {
     /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
     /// layout's app maximum.
     ceiling: Option<usize>,
+    /// A `count until-over` search under way, and the last one's outcome until it is taken.
+    until_over: Option<UntilOver>,
+    until_over_done: Option<UntilOverResult>,
+    /// A search ended on a count the population is still growing back to.
+    until_over_settling: bool,
+}
+
+/// How a `count until-over` search ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UntilOverResult {
+    pub line_ms: f64,
+    pub layout: LayoutKind,
+    /// The first count found over the line, or where the search stopped under it.
+    pub count: usize,
+    /// The simulate p50 measured at `count`.
+    pub simulate_ms: f64,
+    /// Whether `count` is over the line (false: the ceiling, or memory, came first).
+    pub crossed: bool,
 }
 
 impl<S: Scalar> Driver<S> {
@@ -95,6 +112,9 @@ impl<S: Scalar> Driver<S> {
             grow_chunk: GROW_CHUNK,
             switch_chunk: SWITCH_CHUNK,
             ceiling: None,
+            until_over: None,
+            until_over_done: None,
+            until_over_settling: false,
         })
     }
 
@@ -272,8 +292,31 @@ impl<S: Scalar> Driver<S> {
                 Outcome::Unchanged
             }
         };
+        // A person who picks a count or a layout, or pauses, takes over from a search.
+        if matches!(
+            action,
+            Action::Count(_) | Action::Layout(_) | Action::Pause(true)
+        ) {
+            self.until_over = None;
+            self.until_over_settling = false;
+        }
         match *action {
             Action::Layout(kind) => self.set_layout(kind),
+            Action::CountUntilOver(line_ms) => {
+                if !(MIN_LINE_MS..=MAX_LINE_MS).contains(&line_ms) {
+                    return Err(SimError::BadLine {
+                        value: line_ms,
+                        min: MIN_LINE_MS,
+                        max: MAX_LINE_MS,
+                    });
+                }
+                let ceiling = self.max_entities(self.requested_layout());
+                let (search, probe) = UntilOver::start(line_ms, self.len(), ceiling);
+                self.set_count(probe)?;
+                self.until_over = Some(search);
+                self.until_over_done = None;
+                Ok(Outcome::Changed)
+            }
             Action::Count(n) => {
                 let different = n != self.target;
                 self.set_count(n)?;
@@ -440,7 +483,74 @@ impl<S: Scalar> Driver<S> {
         self.simulate_step();
         report.simulate = t.elapsed();
         report.device = self.swarm.device_time();
+        self.until_over_step(&report);
         report
+    }
+
+    /// Whether a `count until-over` search is under way, or its population still growing back
+    /// to the count it found (a script holds its next lines until both are done).
+    pub fn searching(&self) -> bool {
+        self.until_over.is_some() || (self.until_over_settling && self.growing())
+    }
+
+    /// The count a search under way is measuring, and its line.
+    pub fn search_probe(&self) -> Option<(usize, f64)> {
+        self.until_over.as_ref().map(|s| (s.probe(), s.line_ms()))
+    }
+
+    /// How the last search ended, once (the app prints it).
+    pub fn take_until_over_result(&mut self) -> Option<UntilOverResult> {
+        self.until_over_done.take()
+    }
+
+    /// Feeds a steady frame's simulate time to the search, and carries out what it asks.
+    fn until_over_step(&mut self, report: &FrameReport) {
+        if self.until_over.is_none() {
+            return;
+        }
+        let steady = !self.growing()
+            && self.swarm.switch_progress().is_none()
+            && report.spawned == 0
+            && report.copied == 0
+            && report.error.is_none();
+        let simulate = match report.device {
+            Some(DeviceTime::Measured(d)) => Some(d),
+            Some(_) => None,
+            None => Some(report.simulate),
+        };
+        let (true, Some(simulate)) = (steady, simulate) else {
+            return;
+        };
+        let simulate_ms = simulate.as_secs_f64() * 1e3;
+        let Some(search) = self.until_over.as_mut() else {
+            return;
+        };
+        let line_ms = search.line_ms();
+        let (count, simulate_ms, crossed) = match search.observe(simulate_ms) {
+            Step::Measure => return,
+            Step::Probe(n) => match self.set_count(n) {
+                Ok(()) => return,
+                // Memory (or a device limit) says no before the line does.
+                Err(_) => (self.len(), simulate_ms, false),
+            },
+            Step::Crossed { count, simulate_ms } => {
+                // The last probe may have been under the line: go back to the first over it.
+                if self.set_count(count).is_err() {
+                    self.target = self.len();
+                }
+                (count, simulate_ms, true)
+            }
+            Step::Ceiling { count, simulate_ms } => (count, simulate_ms, false),
+        };
+        self.until_over = None;
+        self.until_over_settling = true;
+        self.until_over_done = Some(UntilOverResult {
+            line_ms,
+            layout: self.swarm.kind(),
+            count,
+            simulate_ms,
+            crossed,
+        });
     }
 }
 

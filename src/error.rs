@@ -29,6 +29,9 @@ pub enum SimError {
     )]
     BadChurn { value: usize, max: usize },
 
+    #[error("until-over {value} ms is not accepted; accepted: a time from {min} to {max} ms")]
+    BadLine { value: f64, min: f64, max: f64 },
+
     #[error("a snapshot of {found} entities holds {ids} ids; both must match")]
     BadSnapshot { found: usize, ids: usize },
 

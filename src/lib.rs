@@ -13,7 +13,8 @@
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - `gpu` (the `gpu` feature): the layout that lives on the GPU, its device and compute passes.
 //! - [`swarm`]: one population in one layout: resize, churn, step, switch, checksum.
-//! - [`action`] and [`driver`]: what a person can ask for, and THE frame (`Driver::frame_step`).
+//! - [`action`] and [`driver`]: what a person can ask for, and THE frame (`Driver::frame_step`);
+//!   [`until_over`]: the search behind `count until-over MS`.
 //!
 //! **Built on the core**:
 //! - [`values`]: one parser per value a person types (count, churn, threads, layout, size).
@@ -50,6 +51,7 @@ pub mod simd;
 pub mod soak;
 pub mod swarm;
 pub mod threads;
+pub mod until_over;
 pub mod values;
 pub mod verify;
 pub mod workload;

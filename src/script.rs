@@ -30,7 +30,7 @@ use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
-use crate::values::{Churn, EntityCount, Frames, ValueError, WindowSize};
+use crate::values::{Churn, EntityCount, Frames, LineMs, ValueError, WindowSize};
 
 /// A parse error that names the line, what was written there and what is accepted.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,9 +73,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
         let (verb, rest) = text
             .split_once(char::is_whitespace)
             .map_or((text, ""), |(verb, rest)| (verb, rest.trim()));
-        // `say` takes the rest of the line; every other verb at most one word.
+        // `say` takes the rest of the line, `count until-over MS` two words; every other verb
+        // at most one word.
         let arg = (!rest.is_empty()).then_some(rest);
-        if verb != "say" && rest.split_whitespace().count() > 1 {
+        let until_over = verb == "count" && rest.starts_with("until-over");
+        if verb != "say" && !until_over && rest.split_whitespace().count() > 1 {
             return Err(fail(
                 "too many words; each line is one action and at most one value".into(),
             ));
@@ -88,6 +90,16 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                     .parse::<LayoutKind>()
                     .map_err(value)?,
             ),
+            "count" if until_over => {
+                let ms = rest["until-over".len()..].trim();
+                if ms.is_empty() || ms.split_whitespace().count() > 1 {
+                    return Err(fail(
+                        "'count until-over' needs one time in ms, e.g. count until-over 16.67"
+                            .into(),
+                    ));
+                }
+                Action::CountUntilOver(ms.parse::<LineMs>().map_err(value)?.0)
+            }
             "count" => Action::Count(
                 need("an entity count")?
                     .parse::<EntityCount>()
@@ -112,7 +124,15 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                     .map_err(value)?
                     .0,
             ),
-            "say" => Action::Say(rest.to_string()),
+            "say" => {
+                if let Some(bad) = unknown_placeholder(rest) {
+                    return Err(fail(format!(
+                        "unknown placeholder {{{bad}}}; accepted: {}",
+                        SAY_PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
+                    )));
+                }
+                Action::Say(rest.to_string())
+            }
             "size" => Action::Resize(need("WIDTHxHEIGHT")?.parse::<WindowSize>().map_err(value)?),
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
@@ -152,6 +172,46 @@ pub fn to_text(actions: &[Action]) -> String {
     actions.iter().map(|a| format!("{a}\n")).collect()
 }
 
+/// What a `say` may quote from the run, as `{name}`: filled in when the caption is shown, so a
+/// talk says what this machine measured.
+pub const SAY_PLACEHOLDERS: [&str; 4] = ["count", "layout", "simulate_ms", "budget_pct"];
+
+/// The first `{name}` in `text` that is not a placeholder, if any.
+fn unknown_placeholder(text: &str) -> Option<&str> {
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let close = after.find('}')?;
+        let name = &after[..close];
+        if !SAY_PLACEHOLDERS.contains(&name) {
+            return Some(name);
+        }
+        rest = &after[close + 1..];
+    }
+    None
+}
+
+/// The values a caption's placeholders stand for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SayValues {
+    /// The entity count as a person reads it (`3.05M`).
+    pub count: String,
+    pub layout: String,
+    /// Simulate p50, ms.
+    pub simulate_ms: f64,
+}
+
+impl SayValues {
+    /// `text` with every placeholder filled in.
+    pub fn fill(&self, text: &str) -> String {
+        let budget_pct = self.simulate_ms / (1000.0 / 60.0) * 100.0;
+        text.replace("{count}", &self.count)
+            .replace("{layout}", &self.layout)
+            .replace("{simulate_ms}", &format!("{:.2}", self.simulate_ms))
+            .replace("{budget_pct}", &format!("{budget_pct:.0}"))
+    }
+}
+
 /// Hands out a script's actions frame by frame.
 #[derive(Clone, Debug)]
 pub struct ScriptRunner {
@@ -169,9 +229,14 @@ impl ScriptRunner {
         }
     }
 
-    /// The actions due at the start of this frame (call once per frame).
-    pub fn due(&mut self) -> Vec<Action> {
+    /// The actions due at the start of this frame (call once per frame). `busy`: the driver is
+    /// still carrying out an action that takes frames (`count until-over`); the script holds
+    /// until it is done, waits included, so that the next caption can say what it found.
+    pub fn due(&mut self, busy: bool) -> Vec<Action> {
         let mut out = Vec::new();
+        if busy {
+            return out;
+        }
         if self.waiting > 0 {
             self.waiting -= 1;
             return out;
@@ -182,9 +247,9 @@ impl ScriptRunner {
                 self.waiting = frames - 1;
                 break;
             }
-            let exit = action == Action::Exit;
+            let ends_batch = matches!(action, Action::Exit | Action::CountUntilOver(_));
             out.push(action);
-            if exit {
+            if ends_batch {
                 break;
             }
         }
@@ -218,7 +283,7 @@ pub fn replay(
     let mut refused = Vec::new();
     let mut runner = ScriptRunner::new(actions);
     loop {
-        let due = runner.due();
+        let due = runner.due(driver.searching());
         for action in &due {
             if let Err(e) = driver.apply(action) {
                 refused.push((driver.frame(), action.clone(), e));
@@ -301,10 +366,88 @@ mod tests {
     #[test]
     fn runner_hands_out_actions_per_frame() {
         let mut r = ScriptRunner::new(parse("count 10\nwait 2\nlayout aos\nexit").unwrap());
-        assert_eq!(r.due(), vec![Action::Count(10)]);
-        assert_eq!(r.due(), vec![]);
-        assert_eq!(r.due(), vec![Action::Layout(LayoutKind::Aos), Action::Exit]);
+        assert_eq!(r.due(false), vec![Action::Count(10)]);
+        assert_eq!(r.due(false), vec![]);
+        assert_eq!(
+            r.due(false),
+            vec![Action::Layout(LayoutKind::Aos), Action::Exit]
+        );
         assert!(r.finished());
+    }
+
+    #[test]
+    fn a_search_holds_the_lines_after_it_until_it_ends() {
+        let script = "count until-over 16.67\nsay Over at {count}\nwait 2\nexit";
+        let mut r = ScriptRunner::new(parse(script).unwrap());
+        assert_eq!(r.due(false), vec![Action::CountUntilOver(16.67)]);
+        // While the driver searches, nothing else comes, waits included.
+        for _ in 0..5 {
+            assert_eq!(r.due(true), vec![]);
+        }
+        assert_eq!(r.due(false), vec![Action::Say("Over at {count}".into())]);
+        assert_eq!(r.due(false), vec![]);
+        assert_eq!(r.due(false), vec![Action::Exit]);
+    }
+
+    #[test]
+    fn until_over_and_placeholders_parse_and_bad_ones_are_named() {
+        assert_eq!(
+            parse("count until-over 16.67").unwrap(),
+            vec![Action::CountUntilOver(16.67)]
+        );
+        assert_eq!(
+            Action::CountUntilOver(16.67).to_string(),
+            "count until-over 16.67"
+        );
+        for (script, needle) in [
+            ("count until-over", "needs one time in ms"),
+            ("count until-over 0", "from 0.01 to 1000"),
+            ("count until-over fast", "'fast'"),
+            ("count until-over 5 6", "needs one time in ms"),
+            (
+                "say at {cont}",
+                "unknown placeholder {cont}; accepted: {count}, {layout}",
+            ),
+        ] {
+            let err = parse(script).unwrap_err().to_string();
+            assert!(err.contains(needle), "{script}: {err}");
+        }
+        let values = SayValues {
+            count: "3.05M".into(),
+            layout: "boxed".into(),
+            simulate_ms: 16.9,
+        };
+        assert_eq!(
+            values.fill("{layout} over at {count}: {simulate_ms} ms, {budget_pct}%"),
+            "boxed over at 3.05M: 16.90 ms, 101%"
+        );
+    }
+
+    #[test]
+    fn a_replayed_search_ends_over_its_line_or_at_its_ceiling() {
+        // 0.01 ms: any layout crosses it within a few probes of 10,000 entities.
+        let actions = parse("count until-over 0.01\nwait 1\nexit").unwrap();
+        let replayed = replay(actions, LayoutKind::Boxed, 3, 0).unwrap().driver;
+        assert!(!replayed.searching());
+        assert!(replayed.len() >= 1_000, "{}", replayed.len());
+        // A line no layout reaches under a low ceiling: the search stops there.
+        let mut d: Driver = Driver::new(LayoutKind::Soa, 3)
+            .unwrap()
+            .with_max_entities(40_000);
+        d.apply(&Action::CountUntilOver(1000.0)).unwrap();
+        let mut frames = 0;
+        while d.searching() {
+            d.frame_step();
+            frames += 1;
+            assert!(frames < 1000, "the search never ended");
+        }
+        let found = d.take_until_over_result().unwrap();
+        assert!(!found.crossed);
+        assert_eq!((found.count, d.len()), (40_000, 40_000));
+        // A count typed in takes over from a search under way.
+        d.apply(&Action::CountUntilOver(1000.0)).unwrap();
+        d.apply(&Action::Count(500)).unwrap();
+        assert!(!d.searching());
     }
 
     #[test]

@@ -15,11 +15,12 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::action::{Action, Outcome};
-use crate::driver::{Driver, MAX_CHURN};
+use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::memory::resident_bytes;
 use crate::simd::SimdChoice;
+use crate::swarm::MAX_CHURN;
 use crate::threads::Threads;
 
 /// Counts the swarm keeps coming back to, so that memory after a return can be compared.

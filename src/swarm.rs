@@ -22,6 +22,9 @@ use crate::workload::{
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose
 /// memory a bench machine can plausibly hold.
 pub const MAX_ENTITIES: usize = 100_000_000;
+/// The most spawns plus removals per frame the churn setting accepts (churn is the swarm's; the
+/// driver, the parsers and the panel take the limit from here).
+pub const MAX_CHURN: usize = 100_000;
 
 /// Every entity's id and state, in logical order: what a layout switch carries over.
 #[derive(Clone, Debug, Default, PartialEq)]

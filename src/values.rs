@@ -7,10 +7,9 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use crate::driver::MAX_CHURN;
 use crate::layout::LayoutKind;
 use crate::simd::{SimdChoice, SimdTier, available_names};
-use crate::swarm::MAX_ENTITIES;
+use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 use crate::threads::Threads;
 use crate::workload::SpawnPattern;
 
@@ -106,6 +105,32 @@ impl FromStr for Threads {
             "all" => Ok(Threads::All),
             _ => Err(ValueError::new("threads", text, "1 or all")),
         }
+    }
+}
+
+/// The line of `count until-over`: a simulate time in ms, from
+/// [`crate::until_over::MIN_LINE_MS`] to [`crate::until_over::MAX_LINE_MS`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LineMs(pub f64);
+
+impl FromStr for LineMs {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        use crate::until_over::{MAX_LINE_MS, MIN_LINE_MS};
+        text.trim()
+            .trim_end_matches("ms")
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|ms| (MIN_LINE_MS..=MAX_LINE_MS).contains(ms))
+            .map(Self)
+            .ok_or_else(|| {
+                ValueError::new(
+                    "until-over",
+                    text,
+                    format!("a time in ms from {MIN_LINE_MS} to {MAX_LINE_MS}, e.g. 16.67"),
+                )
+            })
     }
 }
 

@@ -3,12 +3,12 @@
 //! frames as the app does them) and with churn, computes bit-identical states from one seed.
 
 use crate::action::Action;
-use crate::driver::{Driver, MAX_CHURN};
+use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::scalar::Scalar;
 use crate::simd::{SimdTier, available};
-use crate::swarm::MAX_ENTITIES;
+use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 use crate::threads::Threads;
 use crate::workload::Dt;
 

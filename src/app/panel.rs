@@ -10,8 +10,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use entity_layouts::driver::MAX_CHURN;
 use entity_layouts::simd::{SimdChoice, SimdTier};
+use entity_layouts::swarm::MAX_CHURN;
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::{Action, LayoutKind};
 

@@ -11,6 +11,7 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
 use entity_layouts::driver::Driver;
+use entity_layouts::driver::UntilOverResult;
 use entity_layouts::layout::{DeviceTime, capacity_limit};
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
@@ -88,6 +89,8 @@ pub struct Sim {
     pub scoreboard_count: usize,
     /// Set on exit: no more frames are simulated, so the printed checksum is final.
     pub frozen: bool,
+    /// How the last `count until-over` ended: the captions' `{simulate_ms}` right after it.
+    pub last_search: Option<UntilOverResult>,
 }
 
 impl Sim {
@@ -104,6 +107,7 @@ impl Sim {
             scoreboard_stale: true,
             scoreboard_count: 0,
             frozen: false,
+            last_search: None,
         }
     }
 
@@ -250,6 +254,21 @@ fn simulate(mut sim: ResMut<Sim>) {
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
         sim.report_error(&e);
+    }
+    if let Some(found) = sim.driver.take_until_over_result() {
+        let text = if found.crossed {
+            format!(
+                "until-over {} ms: {} crosses it at {} entities (simulate p50 {:.2} ms)",
+                found.line_ms, found.layout, found.count, found.simulate_ms
+            )
+        } else {
+            format!(
+                "until-over {} ms: {} stays under it up to {} entities, its ceiling here (simulate p50 {:.2} ms)",
+                found.line_ms, found.layout, found.count, found.simulate_ms
+            )
+        };
+        sim.report(Ok(text));
+        sim.last_search = Some(found);
     }
     sim.follow_switch(report.copied);
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
-use entity_layouts::script::ScriptRunner;
+use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
 use entity_layouts::{Action, LayoutKind};
 
@@ -20,6 +20,7 @@ use bevy::render::render_resource::Extent3d;
 use entity_layouts::values::WindowSize;
 
 use super::hud::Caption;
+use super::scoreboard::count_label;
 use super::shots::{ShotTarget, Shots, export, take_screenshot};
 use super::sim::{Request, Sim, SimSet};
 use super::stats::FrameStats;
@@ -164,12 +165,33 @@ fn keys(
     }
 }
 
-fn run_script(mut talk: ResMut<Talk>, mut requests: MessageWriter<Request>) {
+fn run_script(mut talk: ResMut<Talk>, sim: Res<Sim>, mut requests: MessageWriter<Request>) {
     if talk.exiting.is_some() {
         return;
     }
     if let Some(runner) = talk.script.as_mut() {
-        requests.write_batch(runner.due().into_iter().map(Request));
+        let due = runner.due(sim.driver.searching());
+        requests.write_batch(due.into_iter().map(Request));
+    }
+}
+
+/// What a caption's placeholders stand for now: the count and layout, and the simulate p50 of
+/// the search that just ended at this count, else of the scoreboard's frames at it.
+fn say_values(sim: &Sim, stats: &FrameStats) -> SayValues {
+    let (kind, len) = (sim.driver.kind(), sim.driver.len());
+    let simulate_ms = match &sim.last_search {
+        Some(found) if found.layout == kind && found.count == len => found.simulate_ms,
+        _ => stats
+            .scoreboard
+            .get(&kind)
+            .map(|s| f64::from(s.summary().0))
+            .filter(|ms| *ms > 0.0)
+            .unwrap_or_else(|| f64::from(sim.simulate_ms)),
+    };
+    SayValues {
+        count: count_label(len),
+        layout: kind.name(),
+        simulate_ms,
     }
 }
 
@@ -210,7 +232,13 @@ fn dispatch(
                     .map(|dir| format!("exported to {}", dir.display()));
                 sim.report(result);
             }
-            Action::Say(text) => caption.0 = text.clone(),
+            Action::Say(text) => {
+                caption.0 = say_values(&sim, &stats).fill(text);
+                // Logged like every other step of a run, so a headless talk keeps its captions.
+                if !caption.0.is_empty() {
+                    println!("[frame {}] say: {}", sim.driver.frame(), caption.0);
+                }
+            }
             Action::ShowPanel(show) => ui_state.panel_visible = *show,
             Action::ShowMemory(show) => ui_state.memory_visible = *show,
             Action::Resize(size) => {
