@@ -6,8 +6,8 @@
 use bevy_egui::egui;
 use egui::{Align2, Color32, FontId, Rect, Sense, Stroke, pos2, vec2};
 use plotters::prelude::{
-    ChartBuilder, Color as _, IntoDrawingArea, IntoFont, IntoSegmentedCoord, PathElement, RGBColor,
-    Rectangle, SVGBackend, SegmentValue, Text, TextStyle,
+    ChartBuilder, Color as _, IntoDrawingArea, IntoFont, PathElement, RGBColor, Rectangle,
+    SVGBackend, TextStyle,
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -39,7 +39,9 @@ pub struct Row {
     pub kind: LayoutKind,
     /// p50 simulate ms at the current count.
     pub ms: f32,
-    /// About how many entities fit in the budget at this layout's cost per entity, as a label.
+    /// About how many entities fit in the budget at this layout's cost per entity (`None` at
+    /// 0 entities), and the same as a label.
+    pub allows_entities: Option<usize>,
     pub allows: String,
     /// The SIMD tier the bar was measured on, for layouts whose kernels have tiers.
     pub simd: Option<SimdTier>,
@@ -70,14 +72,12 @@ pub fn rows(stats: &FrameStats, n: usize) -> Vec<Row> {
         .into_iter()
         .filter_map(|kind| {
             let ms = stats.scoreboard.get(&kind)?.summary().0;
+            let allows_entities = (n > 0).then(|| (BUDGET_MS / (ms / n as f32)) as usize);
             (ms > 0.0).then(|| Row {
                 kind,
                 ms,
-                allows: if n > 0 {
-                    count_label((BUDGET_MS / (ms / n as f32)) as usize)
-                } else {
-                    "-".into()
-                },
+                allows_entities,
+                allows: allows_entities.map_or("-".into(), count_label),
                 simd: kind
                     .has_simd_kernels()
                     .then(|| stats.scoreboard_simd.get(&kind).copied())
@@ -87,6 +87,44 @@ pub fn rows(stats: &FrameStats, n: usize) -> Vec<Row> {
         .collect();
     rows.sort_by(|a, b| a.ms.total_cmp(&b.ms));
     rows
+}
+
+/// One row of `scoreboard.csv`: numbers as numbers, the display forms beside them.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CsvRow {
+    pub layout: String,
+    pub label: String,
+    pub entities: usize,
+    pub threads: String,
+    pub simd: String,
+    pub simulate_p50_ms: f32,
+    pub budget_share: f32,
+    /// Empty at 0 entities.
+    pub budget_allows_entities: Option<usize>,
+    /// `14M`: how the panel shows it.
+    pub budget_allows: String,
+}
+
+/// The scoreboard as CSV (the `csv` crate: any label round-trips).
+pub fn csv(rows: &[Row], n: usize, threads: &str) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer
+            .serialize(CsvRow {
+                layout: row.kind.name(),
+                label: row.kind.label(),
+                entities: n,
+                threads: threads.into(),
+                simd: row.simd.unwrap_or_default().name().into(),
+                simulate_p50_ms: row.ms,
+                budget_share: row.budget_share(),
+                budget_allows_entities: row.allows_entities,
+                budget_allows: row.allows.clone(),
+            })
+            .expect("a row is strings and numbers, which CSV holds");
+    }
+    let bytes = writer.into_inner().expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
 }
 
 /// Height of one bar's row, in points.
@@ -183,59 +221,61 @@ pub fn count_label(n: usize) -> String {
     format!("{text}{unit}")
 }
 
-/// The scoreboard as a horizontal bar chart: fastest on top, the budget line across the bars.
+/// The slide figure's size: 16:9, as a projector shows it.
+pub const SVG_SIZE: (u32, u32) = (1600, 900);
+
+/// The scoreboard as a 16:9 horizontal bar chart for a slide: fastest on top, each layout's
+/// name beside its bar, `ms · ≈ what the budget allows` after it, the budget line across every
+/// bar; type sized to read from the back of a room.
 pub fn svg(rows: &[Row], n: usize) -> String {
     let mut out = String::new();
     {
-        let height = 90 + 34 * rows.len().max(1) as u32;
-        let root = SVGBackend::with_string(&mut out, (900, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, SVG_SIZE).into_drawing_area();
         let _ = root.fill(&plotters::style::WHITE);
-        let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) * 1.15;
-        let caption = format!("simulate p50 at {n} entities (16.67 ms budget)");
+        let bars = rows.len().max(1) as f32;
+        // The slowest bar (or the budget) ends at 62% of the width: room for its value label.
+        let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) / 0.62;
+        let caption = format!(
+            "simulate p50 at {} entities · 16.67 ms budget (red)",
+            count_label(n)
+        );
         if let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 20))
-            .margin(14)
-            .x_label_area_size(36)
-            .y_label_area_size(230)
-            .build_cartesian_2d(0f32..top, (0..rows.len().max(1)).into_segmented())
+            .caption(caption, ("sans-serif", 40))
+            .margin(28)
+            .x_label_area_size(70)
+            .y_label_area_size(360)
+            .build_cartesian_2d(0f32..top, 0f32..bars)
         {
             let _ = chart
                 .configure_mesh()
                 .disable_y_mesh()
                 .y_label_formatter(&|_| String::new())
                 .x_desc("ms per frame")
+                .axis_desc_style(("sans-serif", 26))
+                .x_label_style(("sans-serif", 24))
                 .draw();
-            // Each bar's name, drawn beside the bar's own centre: plotters' segmented axis put
-            // its labels between the bars and one too many.
-            for (i, row) in rows.iter().rev().enumerate() {
-                let (x, y) = chart.backend_coord(&(0.0, SegmentValue::CenterOf(i)));
-                let style = TextStyle::from(("sans-serif", 14).into_font())
-                    .pos(Pos::new(HPos::Right, VPos::Center));
-                let _ = root.draw_text(&row.label(), &style, (x - 8, y));
-            }
-            let _ = chart.draw_series(rows.iter().rev().enumerate().map(|(i, row)| {
+            // Row i from the top spans [bars - i - 1, bars - i), with a gap above and below.
+            let span = |i: usize| (bars - i as f32 - 0.88, bars - i as f32 - 0.12);
+            let font = |size: i32, h: HPos| {
+                TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(h, VPos::Center))
+            };
+            for (i, row) in rows.iter().enumerate() {
+                let (lo, hi) = span(i);
                 let [r, g, b] = row.color_rgb();
-                Rectangle::new(
-                    [
-                        (0.0, SegmentValue::Exact(i)),
-                        (row.ms, SegmentValue::Exact(i + 1)),
-                    ],
+                let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, lo), (row.ms, hi)],
                     RGBColor(r, g, b).filled(),
-                )
-            }));
-            let _ = chart.draw_series(rows.iter().rev().enumerate().map(|(i, row)| {
-                Text::new(
-                    format!("{:.2} ms · ≈{}", row.ms, row.allows),
-                    (row.ms + top * 0.01, SegmentValue::CenterOf(i)),
-                    ("sans-serif", 14),
-                )
-            }));
+                )));
+                let centre = (lo + hi) / 2.0;
+                let (x0, y) = chart.backend_coord(&(0.0, centre));
+                let _ = root.draw_text(&row.label(), &font(30, HPos::Right), (x0 - 14, y));
+                let (x1, _) = chart.backend_coord(&(row.ms, centre));
+                let value = format!("{:.2} ms · ≈{}", row.ms, row.allows);
+                let _ = root.draw_text(&value, &font(28, HPos::Left), (x1 + 12, y));
+            }
             let _ = chart.draw_series(std::iter::once(PathElement::new(
-                vec![
-                    (BUDGET_MS, SegmentValue::Exact(0)),
-                    (BUDGET_MS, SegmentValue::Exact(rows.len().max(1))),
-                ],
-                plotters::style::RED.stroke_width(2),
+                vec![(BUDGET_MS, 0.0), (BUDGET_MS, bars)],
+                plotters::style::RED.stroke_width(4),
             )));
         }
         let _ = root.present();
@@ -258,6 +298,39 @@ mod tests {
     }
 
     #[test]
+    fn the_csv_has_numbers_and_reads_back() {
+        let mut stats = FrameStats::default();
+        for (kind, ms) in [(LayoutKind::Soa, 1.19), (LayoutKind::Boxed, 8.0)] {
+            stats.scoreboard.entry(kind).or_default().push(0.0, ms);
+        }
+        let rows = rows(&stats, 1_000_000);
+        let text = csv(&rows, 1_000_000, "1");
+        let back: Vec<CsvRow> = ::csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back[0].layout, "soa");
+        assert_eq!(back[0].budget_allows_entities, rows[0].allows_entities);
+        let allows = back[0].budget_allows_entities.unwrap();
+        assert!((13_900_000..14_100_000).contains(&allows), "{allows}");
+        assert_eq!(back[0].budget_allows, "14M");
+        // A label with a quote and a comma survives the trip.
+        let odd = CsvRow {
+            label: "a \"quoted\", label".into(),
+            ..back[1].clone()
+        };
+        let mut writer = ::csv::Writer::from_writer(Vec::new());
+        writer.serialize(&odd).unwrap();
+        let bytes = writer.into_inner().unwrap();
+        let again: CsvRow = ::csv::Reader::from_reader(&bytes[..])
+            .deserialize()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(again, odd);
+    }
+
+    #[test]
     fn colors_follow_the_budget_share() {
         assert_eq!(budget_color(5.0), GREEN);
         assert_eq!(budget_color(12.0), AMBER);
@@ -274,6 +347,126 @@ mod tests {
         assert_eq!(rows[0].kind, LayoutKind::Soa);
         assert_eq!(rows[0].allows, "8.33M");
         assert_eq!(rows[1].kind, LayoutKind::Boxed);
+    }
+
+    /// `name="value"` of one SVG element's attribute, as a number.
+    fn attr(element: &str, name: &str) -> Option<f32> {
+        let start = element.find(&format!(" {name}=\""))? + name.len() + 3;
+        let rest = &element[start..];
+        rest[..rest.find('"')?].parse().ok()
+    }
+
+    #[test]
+    fn every_label_sits_inside_its_bar_and_all_text_inside_the_figure() {
+        let mut stats = FrameStats::default();
+        // Six layouts, the slowest over the budget (the export that went wrong).
+        for (kind, ms) in [
+            (LayoutKind::Soa, 0.96),
+            (LayoutKind::EcsTable, 1.43),
+            (LayoutKind::Aos, 2.65),
+            (LayoutKind::Boxed, 4.12),
+            (LayoutKind::Dyn(12), 11.2),
+            (LayoutKind::BoxedShuffled, 17.39),
+        ] {
+            stats.scoreboard.entry(kind).or_default().push(0.0, ms);
+        }
+        let rows = rows(&stats, 1_000_000);
+        let svg = svg(&rows, 1_000_000);
+        let (width, height) = (SVG_SIZE.0 as f32, SVG_SIZE.1 as f32);
+        assert!(svg.contains(&format!("viewBox=\"0 0 {} {}\"", SVG_SIZE.0, SVG_SIZE.1)));
+        assert!(
+            svg.contains("simulate p50 at 1M entities"),
+            "the title's count is formatted"
+        );
+        let lines: Vec<&str> = svg.lines().collect();
+        // The bars: the rectangles filled with a budget colour, top to bottom.
+        let colours: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let [red, g, b] = r.color_rgb();
+                format!("fill=\"#{red:02X}{g:02X}{b:02X}\"")
+            })
+            .collect();
+        let bars: Vec<(f32, f32, f32)> = lines
+            .iter()
+            .filter(|l| {
+                l.trim_start().starts_with("<rect") && colours.iter().any(|c| l.contains(c))
+            })
+            .map(|l| {
+                let (x, y) = (attr(l, "x").unwrap(), attr(l, "y").unwrap());
+                (
+                    y,
+                    y + attr(l, "height").unwrap(),
+                    x + attr(l, "width").unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(bars.len(), rows.len(), "one bar per layout");
+        // Every text: its anchor point, and its content on the next line.
+        let texts: Vec<(f32, f32, &str, &str)> = lines
+            .windows(2)
+            .filter(|w| w[0].trim_start().starts_with("<text"))
+            .map(|w| {
+                let anchor = ["end", "middle"]
+                    .into_iter()
+                    .find(|a| w[0].contains(&format!("text-anchor=\"{a}\"")))
+                    .unwrap_or("start");
+                (
+                    attr(w[0], "x").unwrap(),
+                    attr(w[0], "y").unwrap(),
+                    anchor,
+                    w[1].trim(),
+                )
+            })
+            .collect();
+        for (i, row) in rows.iter().enumerate() {
+            let (top, bottom, right) = bars[i];
+            for label in [row.label(), format!("{:.2} ms · ≈{}", row.ms, row.allows)] {
+                let (_, y, _, _) = texts
+                    .iter()
+                    .find(|t| t.3 == label)
+                    .unwrap_or_else(|| panic!("no text {label}"));
+                assert!(
+                    (top..=bottom).contains(y),
+                    "{label} at y {y}, its bar {top}..{bottom}"
+                );
+            }
+            assert!(right < width, "{} ends at {right}", row.label());
+        }
+        // The budget line crosses every bar: from the lowest bar's bottom to the top one's top.
+        let budget = lines
+            .iter()
+            .find(|l| l.contains("<polyline") && l.contains("#FF0000"))
+            .expect("the budget line");
+        let ys: Vec<f32> = budget
+            .split("points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|p| p.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        let (line_top, line_bottom) = (
+            ys.iter().cloned().fold(f32::MAX, f32::min),
+            ys.iter().cloned().fold(0.0, f32::max),
+        );
+        assert!(line_top <= bars[0].0 && line_bottom >= bars[rows.len() - 1].1);
+        // All text inside the figure, at a generous 0.6 em per character.
+        for (x, y, anchor, content) in &texts {
+            let size = 40.0;
+            let w = content.chars().count() as f32 * size * 0.6;
+            let (left, right) = match *anchor {
+                "end" => (x - w, *x),
+                "middle" => (x - w / 2.0, x + w / 2.0),
+                _ => (*x, x + w),
+            };
+            assert!(
+                left >= 0.0 && right <= width + 1.0 && (0.0..=height).contains(y),
+                "{content:?} at {x},{y} leaves the {width}x{height} figure"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 
 use super::render::RenderReady;
-use super::scoreboard::{Row, rows, svg};
+use super::scoreboard::{self, rows, svg};
 use super::sim::Sim;
 use super::stats::FrameStats;
 
@@ -181,27 +181,11 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
     write("frames.csv", stats.recent_csv())?;
     let n = sim.driver.len();
     let rows = rows(stats, n);
-    write("scoreboard.csv", scoreboard_csv(&rows, n, sim))?;
+    write(
+        "scoreboard.csv",
+        scoreboard::csv(&rows, n, sim.driver.threads().name()),
+    )?;
     write("scoreboard.svg", svg(&rows, n))
-}
-
-fn scoreboard_csv(rows: &[Row], n: usize, sim: &Sim) -> String {
-    let mut out = String::from(
-        "layout,label,entities,threads,simd,simulate_p50_ms,budget_share,budget_allows_entities\n",
-    );
-    for row in rows {
-        out.push_str(&format!(
-            "{},\"{}\",{n},{},{},{:.4},{:.4},{}\n",
-            row.kind.name(),
-            row.kind.label(),
-            sim.driver.threads(),
-            row.simd.unwrap_or_default().name(),
-            row.ms,
-            row.budget_share(),
-            row.allows
-        ));
-    }
-    out
 }
 
 /// `20261130-141502` (UTC) for folder names: sortable, and the same on every OS.

@@ -155,39 +155,50 @@ impl<'q> Query<'q> {
 pub const CSV_HEADER: &str =
     "experiment,layout,scalar,threads,n,param,metric,unit,p50,p10,p90,samples";
 
+/// The records as CSV, one row per record under [`CSV_HEADER`]; any text field may hold commas,
+/// quotes or line breaks ([`from_csv`] reads it back exactly).
 pub fn to_csv(records: &[Record]) -> String {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    writer
+        .write_record(CSV_HEADER.split(','))
+        .expect("writing to memory cannot fail");
     for r in records {
-        let quote = |s: &str| {
-            if s.contains([',', '"', '\n']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
-        };
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            quote(&r.experiment),
-            quote(&r.layout),
-            r.scalar,
-            r.threads,
-            r.n,
-            quote(&r.param),
-            quote(&r.metric),
-            quote(&r.unit),
-            r.p50,
-            r.p10,
-            r.p90,
-            r.samples
-        ));
+        writer
+            .serialize(r)
+            .expect("a record is strings and numbers, which CSV holds");
     }
-    out
+    let bytes = writer.into_inner().expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
+}
+
+/// Records from the text [`to_csv`] writes.
+pub fn from_csv(text: &str) -> Result<Vec<Record>, csv::Error> {
+    csv::Reader::from_reader(text.as_bytes())
+        .deserialize()
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_round_trips_commas_quotes_and_line_breaks() {
+        let records = vec![
+            Record::new("width", "soa", "f64", 1_000_000)
+                .param("streams=4")
+                .value("read_ms", "ms", 0.125),
+            Record::new("counters", "a \"quoted\", layout", "f32", 10)
+                .param("simulated: valgrind says \"no\",\nthen stops")
+                .value("unavailable", "cells", 1.0),
+        ];
+        let text = to_csv(&records);
+        assert!(text.starts_with(&format!("{CSV_HEADER}\n")));
+        assert_eq!(from_csv(&text).unwrap(), records);
+        assert_eq!(to_csv(&[]), format!("{CSV_HEADER}\n"));
+    }
 
     #[test]
     fn a_query_matches_only_the_fields_it_sets() {
