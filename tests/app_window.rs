@@ -280,6 +280,9 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         bundle.join("screenshot.png").is_file(),
         "the export's screenshot"
     );
+    // The slide: the scoreboard alone, full HD.
+    let slide = load(&bundle.join("scoreboard.png"));
+    assert_eq!((slide.width, slide.height), (1920, 1080));
     assert!(run.stdout.contains("exported to "), "{}", run.stdout);
     let stdout = &run.stdout;
     let final_line = assert_replays(&run, &script, LayoutKind::Soa, COUNT);

@@ -223,6 +223,34 @@ pub fn count_label(n: usize) -> String {
 
 /// The slide figure's size: 16:9, as a projector shows it.
 pub const SVG_SIZE: (u32, u32) = (1600, 900);
+/// The slide PNG's size: full HD.
+pub const PNG_SIZE: (u32, u32) = (1920, 1080);
+
+/// The scoreboard's SVG rasterized at [`PNG_SIZE`], as PNG bytes, in egui's own font (the
+/// panel's), so the slide looks the same on every machine whatever fonts it has.
+pub fn png(svg: &str) -> Result<Vec<u8>, String> {
+    use resvg::{tiny_skia, usvg};
+    let mut options = usvg::Options::default();
+    let fonts = options.fontdb_mut();
+    fonts.load_font_data(epaint_default_fonts::UBUNTU_LIGHT.to_vec());
+    let family = fonts
+        .faces()
+        .next()
+        .and_then(|face| face.families.first())
+        .map(|(name, _)| name.clone())
+        .ok_or("the built-in font did not load")?;
+    fonts.set_sans_serif_family(family);
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| format!("the SVG: {e}"))?;
+    let (width, height) = PNG_SIZE;
+    let mut pixmap = tiny_skia::Pixmap::new(width, height).ok_or("an image of zero size")?;
+    let scale = width as f32 / tree.size().width();
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| format!("PNG encoding: {e}"))
+}
 
 /// The scoreboard as a 16:9 horizontal bar chart for a slide: fastest on top, each layout's
 /// name beside its bar, `ms · ≈ what the budget allows` after it, the budget line across every
@@ -467,6 +495,25 @@ mod tests {
                 "{content:?} at {x},{y} leaves the {width}x{height} figure"
             );
         }
+    }
+
+    #[test]
+    fn the_slide_png_is_full_hd_with_bars_and_text() {
+        let mut stats = FrameStats::default();
+        for (kind, ms) in [(LayoutKind::Soa, 2.0), (LayoutKind::Boxed, 20.0)] {
+            stats.scoreboard.entry(kind).or_default().push(0.0, ms);
+        }
+        let bytes = png(&svg(&rows(&stats, 1_000_000), 1_000_000)).unwrap();
+        if let Some(dir) = std::env::var_os("SCOREBOARD_PNG_DIR") {
+            std::fs::write(std::path::Path::new(&dir).join("scoreboard-test.png"), &bytes).unwrap();
+        }
+        let image = image::load_from_memory(&bytes).unwrap().to_rgb8();
+        assert_eq!(image.dimensions(), PNG_SIZE);
+        let count = |want: fn(&image::Rgb<u8>) -> bool| image.pixels().filter(|p| want(p)).count();
+        // The green bar, the red one (over budget) and the budget line, and dark text.
+        assert!(count(|p| p[1] > 150 && p[0] < 120 && p[2] < 150) > 5_000, "green bar");
+        assert!(count(|p| p[0] > 200 && p[1] < 110 && p[2] < 110) > 5_000, "red");
+        assert!(count(|p| p[0] < 60 && p[1] < 60 && p[2] < 60) > 2_000, "text");
     }
 
     #[test]

@@ -6,7 +6,6 @@
 //! non-zero exit code, so a test notices.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
@@ -185,36 +184,22 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
         "scoreboard.csv",
         scoreboard::csv(&rows, n, sim.driver.threads().name()),
     )?;
-    write("scoreboard.svg", svg(&rows, n))
+    let figure = svg(&rows, n);
+    let slide = scoreboard::png(&figure).map_err(|e| format!("scoreboard.png: {e}"))?;
+    let path = dir.join("scoreboard.png");
+    std::fs::write(&path, slide).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write("scoreboard.svg", figure)
 }
 
-/// `20261130-141502` (UTC) for folder names: sortable, and the same on every OS.
+/// `20261130-141502+0100` for folder names: the speaker's local time (what they will look for
+/// after the talk), with the UTC offset so that names stay unambiguous and sort within a day.
+/// Without a time zone database jiff falls back to UTC, which the `+0000` then says.
 fn timestamp() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+    timestamp_of(&jiff::Zoned::now())
 }
 
-/// Days since 1970-01-01 to (year, month, day): Howard Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+fn timestamp_of(time: &jiff::Zoned) -> String {
+    time.strftime("%Y%m%d-%H%M%S%z").to_string()
 }
 
 #[cfg(test)]
@@ -222,9 +207,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn days_become_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    fn folder_names_carry_local_time_and_offset() {
+        let at = |hours: i8| {
+            jiff::Timestamp::from_second(1_764_511_702)
+                .unwrap()
+                .to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::offset(hours)))
+        };
+        assert_eq!(timestamp_of(&at(0)), "20251130-140822+0000");
+        assert_eq!(timestamp_of(&at(-5)), "20251130-090822-0500");
     }
 }
