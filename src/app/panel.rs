@@ -456,13 +456,21 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
 
 fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     let n = sim.driver.len();
-    let (payload, allocated) = sim.driver.memory().per_entity(n);
+    let memory = sim.driver.memory();
+    let (payload, allocated) = memory.per_entity(n);
+    let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
     ui.label(
         RichText::new(format!(
-            "memory: {payload:.0} B/entity payload, {allocated:.0} B allocated · resident {}",
+            "storage {:.0} MiB ({payload:.0} B/entity, {allocated:.0} allocated) · process {}",
+            mib(memory.allocated_bytes),
             resident.label()
         ))
         .small(),
+    )
+    .on_hover_text(
+        "storage: what the layout holds, which follows the count down as well as up. \
+         process: resident memory, which also holds the renderer's own (on a software \
+         renderer such as lavapipe, its copies of the points) and what the allocator keeps",
     );
     if let Some(notice) = &sim.notice {
         let color = if notice.is_error { RED } else { Color32::GRAY };

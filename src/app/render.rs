@@ -45,7 +45,8 @@ use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 /// through wgpu's staging memory, or the gpu layout's own buffer, drawn as is.
 #[derive(Resource, Default)]
 pub struct GatheredPoints {
-    /// The CPU layouts' points buffer, grown (never shrunk) to the largest population seen.
+    /// The CPU layouts' points buffer: grown by half again when the population outgrows it,
+    /// and made again at the population's size when that falls below a quarter of it.
     pub buffer: Option<Buffer>,
     pub capacity: usize,
     /// What to draw: a buffer and how many points in it.
@@ -71,8 +72,14 @@ impl GatheredPoints {
             return 0.0;
         }
         let n = driver.len();
-        if n > self.capacity || self.buffer.is_none() {
-            let capacity = n.max(self.capacity * 3 / 2).max(1024);
+        // A quarter, as the layouts' `shrink_if_sparse`: a count that wobbles does not remake it.
+        let sparse = self.capacity > 4 * n.max(1024);
+        if n > self.capacity || self.buffer.is_none() || sparse {
+            let capacity = if sparse {
+                n.max(1024)
+            } else {
+                n.max(self.capacity * 3 / 2).max(1024)
+            };
             self.buffer = Some(device.create_buffer(&BufferDescriptor {
                 label: Some("points"),
                 size: capacity as u64 * 4,
