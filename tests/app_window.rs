@@ -453,6 +453,44 @@ fn millions_of_dots_still_show_structure() {
 }
 
 #[test]
+fn the_panel_fits_720_lines_at_ui_scale_1_and_1_25_with_everything_on_it() {
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    // Every layout this machine runs on the scoreboard, the memory view open, a notice shown.
+    let kinds: Vec<LayoutKind> = match entity_layouts::gpu::context::availability() {
+        Ok(()) => LayoutKind::ALL.to_vec(),
+        Err(_) => LayoutKind::CPU.to_vec(),
+    };
+    let mut script = String::from("memory show\nsimd best\n");
+    for kind in &kinds {
+        script.push_str(&format!("layout {kind}\nwait 5\n"));
+    }
+    script.push_str("wait 5\nexit\n");
+    for scale in ["1", "1.25"] {
+        let dir = temp_dir(&format!("fit-{scale}"));
+        // run_app_with fails on the panel's overflow warning.
+        let Some(run) = run_app_with(
+            &dir,
+            &script,
+            LayoutKind::Soa,
+            20_000,
+            &["--ui-scale", scale],
+        ) else {
+            return;
+        };
+        for kind in &kinds {
+            assert!(
+                run.stdout
+                    .contains(&format!("switched to {}", kind.label())),
+                "{kind}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn the_app_counts_until_over_a_line_and_says_what_it_found() {
     if let Some(reason) = missing_display() {
         return skip_or_fail(reason);

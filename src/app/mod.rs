@@ -88,6 +88,11 @@ pub struct UiState {
     pub memory_visible: bool,
     /// Physical pixels the memory view takes from the canvas's right edge (0 when hidden).
     pub memory_width_px: f32,
+    /// The frame plot's height and the scoreboard's row height, in points: full size while the
+    /// panel has room, shrunk (the plot first) so that everything fits a projector's 720 lines
+    /// at UI scale 1.25 with every layout on the scoreboard.
+    pub plot_height: f32,
+    pub row_height: f32,
 }
 
 /// This process's resident memory, read twice a second (asking the OS every frame would show in
@@ -222,6 +227,8 @@ pub fn run(options: AppOptions) -> ExitCode {
         overflow_logged: false,
         memory_visible: false,
         memory_width_px: 0.0,
+        plot_height: panel::PLOT_HEIGHT,
+        row_height: scoreboard::ROW_HEIGHT,
     })
     .insert_resource(Shots::new(options.export_dir))
     .insert_resource(signals)

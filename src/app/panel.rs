@@ -32,7 +32,9 @@ const PRESETS: [(usize, &str); 5] = [
 
 /// The panel's width in points: leaves a 1280-pixel window most of its width for the world.
 const PANEL_WIDTH: f32 = 360.0;
-const PLOT_HEIGHT: f32 = 140.0;
+/// The frame plot's height with room to spare, and the least it shrinks to.
+pub const PLOT_HEIGHT: f32 = 140.0;
+const MIN_PLOT_HEIGHT: f32 = 48.0;
 
 const FRAME_COLOR: Color32 = Color32::WHITE;
 const SIMULATE_COLOR: Color32 = Color32::from_rgb(255, 180, 60);
@@ -90,7 +92,7 @@ fn panel(
                 ui.separator();
                 frame_plot(ui, &stats, &mut ui_state, time.elapsed_secs_f64());
                 ui.separator();
-                scoreboard_section(ui, &sim, &stats);
+                scoreboard_section(ui, &sim, &stats, ui_state.row_height);
                 ui.separator();
                 footer(ui, &sim, &resident);
             })
@@ -98,7 +100,8 @@ fn panel(
     requests.write_batch(want.into_iter().map(Request));
     let scroll = response.inner;
     let overflow = scroll.content_size.y - scroll.inner_rect.height();
-    if overflow > 1.0 && !ui_state.overflow_logged {
+    let fits = make_room(&mut ui_state, overflow, stats.scoreboard.len());
+    if !fits && !ui_state.overflow_logged {
         ui_state.overflow_logged = true;
         eprintln!(
             "warning: {OVERFLOW_WARNING}: it needs {:.0} points, the window gives {:.0} (UI scale {})",
@@ -109,6 +112,32 @@ fn panel(
     }
     ui_state.panel_width_px = response.response.rect.right() * ctx.pixels_per_point();
     Ok(())
+}
+
+/// Gives the panel's content the room it needs, measured on the last frame: shrinks the frame
+/// plot first, then the scoreboard's rows; grows them back (with some slack, so that they do
+/// not flicker) when room frees up. Returns false when even both at their least do not fit.
+fn make_room(ui_state: &mut UiState, overflow: f32, scoreboard_rows: usize) -> bool {
+    use scoreboard::{MIN_ROW_HEIGHT, ROW_HEIGHT};
+    let rows = scoreboard_rows.max(1) as f32;
+    if overflow > 0.5 {
+        let need = overflow + 2.0;
+        let from_plot = need.min(ui_state.plot_height - MIN_PLOT_HEIGHT);
+        ui_state.plot_height -= from_plot;
+        let rest = need - from_plot;
+        if rest > 0.0 {
+            let from_rows = (rest / rows).min(ui_state.row_height - MIN_ROW_HEIGHT);
+            ui_state.row_height -= from_rows;
+            return rest - from_rows * rows <= 0.5;
+        }
+    } else if overflow < -12.0 {
+        let mut spare = -overflow - 8.0;
+        let to_rows = (spare / rows).min(ROW_HEIGHT - ui_state.row_height);
+        ui_state.row_height += to_rows;
+        spare -= to_rows * rows;
+        ui_state.plot_height = (ui_state.plot_height + spare.max(0.0)).min(PLOT_HEIGHT);
+    }
+    true
 }
 
 fn controls(
@@ -388,7 +417,7 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
             .collect()
     };
     Plot::new("frame_time")
-        .height(PLOT_HEIGHT)
+        .height(ui_state.plot_height)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
@@ -424,7 +453,7 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
         });
 }
 
-fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
+fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, row_height: f32) {
     let n = sim.driver.len();
     let rows = scoreboard::rows(stats, n);
     ui.label(
@@ -440,14 +469,13 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
             RichText::new("switch layouts (keys 1-9, 0, -, =, G) to compare them here").weak(),
         );
     } else {
-        scoreboard::paint(ui, &rows);
+        scoreboard::paint(ui, &rows, row_height);
     }
-    if sim.driver.kind().is_gpu()
-        && let Some(note) = sim.device_note
-    {
-        // The gpu layout gets no bar rather than a CPU time dressed as its own.
+    if sim.driver.kind().is_gpu() && sim.device_note.is_some() {
+        // The gpu layout gets no bar rather than a CPU time dressed as its own; the readout
+        // above says why, so one line is enough here.
         ui.label(
-            RichText::new(format!("gpu: no bar, simulate not measured ({note})"))
+            RichText::new("gpu: no bar, its simulate time is not measured (see above)")
                 .small()
                 .color(Color32::from_rgb(240, 180, 60)),
         );

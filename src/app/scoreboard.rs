@@ -127,14 +127,16 @@ pub fn csv(rows: &[Row], n: usize, threads: &str) -> String {
     String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
 }
 
-/// Height of one bar's row, in points.
+/// Height of one bar's row, in points, with room to spare, and the least the panel squeezes it
+/// to (its type shrinks with it, from 13 to 11 points).
 pub const ROW_HEIGHT: f32 = 17.0;
+pub const MIN_ROW_HEIGHT: f32 = 12.0;
 
 /// Paints the bars: name on the left, the bar, `ms · ≈N` on the right, the budget line across.
-pub fn paint(ui: &mut egui::Ui, rows: &[Row]) {
+pub fn paint(ui: &mut egui::Ui, rows: &[Row], row_height: f32) {
     let width = ui.available_width();
     let (rect, _) = ui.allocate_exact_size(
-        vec2(width, ROW_HEIGHT * rows.len() as f32 + 4.0),
+        vec2(width, row_height * rows.len() as f32 + 4.0),
         Sense::hover(),
     );
     let painter = ui.painter_at(rect);
@@ -152,10 +154,10 @@ pub fn paint(ui: &mut egui::Ui, rows: &[Row]) {
         .fold(BUDGET_MS / 0.6, f32::max)
         .max(f32::EPSILON);
     let x = |ms: f32| bars.left() + bars.width() * (ms / scale_ms).min(1.0);
-    let font = FontId::proportional(13.0);
+    let font = FontId::proportional((row_height - 3.0).clamp(11.0, 13.0));
     for (i, row) in rows.iter().enumerate() {
-        let top = rect.top() + 2.0 + ROW_HEIGHT * i as f32;
-        let mid = top + ROW_HEIGHT / 2.0;
+        let top = rect.top() + 2.0 + row_height * i as f32;
+        let mid = top + row_height / 2.0;
         painter.text(
             pos2(rect.left(), mid),
             Align2::LEFT_CENTER,
@@ -165,7 +167,7 @@ pub fn paint(ui: &mut egui::Ui, rows: &[Row]) {
         );
         let bar = Rect::from_min_max(
             pos2(bars.left(), top + 2.0),
-            pos2(x(row.ms).max(bars.left() + 2.0), top + ROW_HEIGHT - 2.0),
+            pos2(x(row.ms).max(bars.left() + 2.0), top + row_height - 2.0),
         );
         painter.rect_filled(bar, 2.0, budget_color(row.ms));
         if let Some(tier) = row.simd {
@@ -249,7 +251,9 @@ pub fn png(svg: &str) -> Result<Vec<u8>, String> {
         tiny_skia::Transform::from_scale(scale, scale),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| format!("PNG encoding: {e}"))
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("PNG encoding: {e}"))
 }
 
 /// The scoreboard as a 16:9 horizontal bar chart for a slide: fastest on top, each layout's
@@ -505,15 +509,28 @@ mod tests {
         }
         let bytes = png(&svg(&rows(&stats, 1_000_000), 1_000_000)).unwrap();
         if let Some(dir) = std::env::var_os("SCOREBOARD_PNG_DIR") {
-            std::fs::write(std::path::Path::new(&dir).join("scoreboard-test.png"), &bytes).unwrap();
+            std::fs::write(
+                std::path::Path::new(&dir).join("scoreboard-test.png"),
+                &bytes,
+            )
+            .unwrap();
         }
         let image = image::load_from_memory(&bytes).unwrap().to_rgb8();
         assert_eq!(image.dimensions(), PNG_SIZE);
         let count = |want: fn(&image::Rgb<u8>) -> bool| image.pixels().filter(|p| want(p)).count();
         // The green bar, the red one (over budget) and the budget line, and dark text.
-        assert!(count(|p| p[1] > 150 && p[0] < 120 && p[2] < 150) > 5_000, "green bar");
-        assert!(count(|p| p[0] > 200 && p[1] < 110 && p[2] < 110) > 5_000, "red");
-        assert!(count(|p| p[0] < 60 && p[1] < 60 && p[2] < 60) > 2_000, "text");
+        assert!(
+            count(|p| p[1] > 150 && p[0] < 120 && p[2] < 150) > 5_000,
+            "green bar"
+        );
+        assert!(
+            count(|p| p[0] > 200 && p[1] < 110 && p[2] < 110) > 5_000,
+            "red"
+        );
+        assert!(
+            count(|p| p[0] < 60 && p[1] < 60 && p[2] < 60) > 2_000,
+            "text"
+        );
     }
 
     #[test]
