@@ -12,6 +12,7 @@
 //! - [`bandwidth`]: this machine's streaming limit, and a frame's effective bandwidth.
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - `gpu` (the `gpu` feature): the layout that lives on the GPU, its device and compute passes.
+//! - [`catalog`]: every layout built by kind, where `layout/` and `gpu/` meet.
 //! - [`swarm`]: one population in one layout: resize, churn, step, switch, checksum.
 //! - [`action`] and [`driver`]: what a person can ask for, and THE frame (`Driver::frame_step`);
 //!   [`until_over`]: the search behind `count until-over MS`.
@@ -38,6 +39,7 @@
 pub mod action;
 pub mod bandwidth;
 pub mod bench;
+pub mod catalog;
 pub mod counters;
 pub mod driver;
 pub mod error;

@@ -9,8 +9,9 @@ use std::thread::JoinHandle;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::catalog::capacity_limit;
 use crate::error::SimError;
-use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError, capacity_limit};
+use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
 use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
@@ -181,7 +182,11 @@ impl<S: Scalar> Swarm<S> {
     /// The buffer the renderer can draw as is, when the swarm lives on the GPU.
     #[cfg(feature = "gpu")]
     pub fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
-        self.layout.gpu_points()
+        self.layout
+            .device_points()?
+            .downcast::<crate::gpu::GpuPoints>()
+            .ok()
+            .map(|points| *points)
     }
 
     /// The layout itself, for experiments that need more than the trait; `None` while a switch

@@ -273,6 +273,8 @@ pub fn ulps(a: f32, b: f32) -> u32 {
 }
 
 /// `ulps`, except that a coordinate on either side of the world's edge compares across it.
+// Used by `compare_gpu` (the `gpu` feature) and the tests.
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 fn coordinate_ulps(a: f32, b: f32, extent: f32) -> u32 {
     let direct = ulps(a, b);
     if (a - b).abs() > extent / 2.0 {

@@ -780,7 +780,7 @@ fn the_app_runs_on_the_gpu_layout_and_refuses_past_the_adapter_limit() {
     };
     assert!(run.stdout.contains("layout gpu"), "{}", run.stdout);
     assert_replays(&run, script, LayoutKind::Gpu, 60_000);
-    let limit = entity_layouts::layout::capacity_limit(LayoutKind::Gpu);
+    let limit = entity_layouts::catalog::capacity_limit(LayoutKind::Gpu);
     if let Some(limit) = limit.filter(|l| l.max_entities < 100_000_000) {
         let too_many = limit.max_entities + 1;
         let (code, run) = run_app_raw(&dir, "exit\n", LayoutKind::Gpu, too_many, &[]).unwrap();

@@ -91,7 +91,7 @@ fn the_adapter_limit_is_refused_by_name_and_nothing_changes() {
     if !adapter_or_skip() {
         return;
     }
-    let limit = entity_layouts::layout::capacity_limit(LayoutKind::Gpu).expect("an adapter");
+    let limit = entity_layouts::catalog::capacity_limit(LayoutKind::Gpu).expect("an adapter");
     let mut d = driver(LayoutKind::Gpu, 1_000, 0);
     d.frame_step();
     let before = d.checksum();

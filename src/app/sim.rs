@@ -10,9 +10,10 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
+use entity_layouts::catalog::capacity_limit;
 use entity_layouts::driver::Driver;
 use entity_layouts::driver::UntilOverResult;
-use entity_layouts::layout::{DeviceTime, capacity_limit};
+use entity_layouts::layout::DeviceTime;
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
 use super::render::GatheredPoints;

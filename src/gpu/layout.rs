@@ -582,8 +582,8 @@ impl Layout<f32> for GpuLayout {
         })
     }
 
-    fn gpu_points(&self) -> Option<GpuPoints> {
-        Some(self.points())
+    fn device_points(&self) -> Option<Box<dyn std::any::Any>> {
+        Some(Box::new(self.points()))
     }
 
     fn finish_device_work(&self) {

@@ -31,7 +31,6 @@ pub use ecs::{
 };
 pub use soa::Soa;
 
-use crate::error::SimError;
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
@@ -106,9 +105,10 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// Waits until the device has carried out everything submitted so far (benchmarks time a
     /// frame this way); the CPU layouts are done when their calls return.
     fn finish_device_work(&self) {}
-    /// The buffer the renderer can draw as is, for a layout that lives on the GPU.
-    #[cfg(feature = "gpu")]
-    fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+    /// What the renderer can draw as is, for a layout that lives on a device, as that layout's
+    /// own type (the gpu layout's `GpuPoints`): `layout/` does not know it, `gpu/` builds on
+    /// `layout/` and not the other way round ([`crate::catalog`] is where both meet).
+    fn device_points(&self) -> Option<Box<dyn std::any::Any>> {
         None
     }
 }
@@ -134,30 +134,6 @@ pub enum DeviceTime {
     Waiting,
     /// The adapter cannot measure it; reports say so rather than show a CPU time.
     Unavailable(&'static str),
-}
-
-/// The most entities a layout kind can hold on this machine's device, and the limit that says
-/// so; `None` where only memory limits it.
-pub fn capacity_limit(kind: LayoutKind) -> Option<CapacityLimit> {
-    match kind {
-        #[cfg(feature = "gpu")]
-        LayoutKind::Gpu => crate::gpu::context::shared()
-            .ok()
-            .map(|ctx| ctx.capacity_limit()),
-        _ => None,
-    }
-}
-
-/// A device limit on a layout's population.
-#[cfg(feature = "gpu")]
-pub use crate::gpu::CapacityLimit;
-
-/// A device limit on a layout's population.
-#[cfg(not(feature = "gpu"))]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CapacityLimit {
-    pub max_entities: usize,
-    pub limit: String,
 }
 
 /// Gives a `Vec`'s memory back once it is less than a quarter full: a population that shrank
@@ -297,9 +273,10 @@ impl LayoutKind {
         estimate * 2
     }
 
-    /// Builds an empty layout of this kind, or says why this machine (or build) cannot.
-    pub fn create<S: Scalar>(self) -> Result<Box<dyn Layout<S>>, SimError> {
-        Ok(match self {
+    /// Builds an empty layout of this kind if it lives in CPU memory; `None` for the gpu layout,
+    /// which [`crate::catalog`] builds (`LayoutKind::create` builds every kind).
+    pub fn create_cpu<S: Scalar>(self) -> Option<Box<dyn Layout<S>>> {
+        Some(match self {
             LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
             LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
             LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
@@ -309,7 +286,7 @@ impl LayoutKind {
             LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
             LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),
             LayoutKind::Dyn(k) => Box::new(DynAgents::<S>::new(k)),
-            LayoutKind::Gpu => return gpu_layout::<S>(),
+            LayoutKind::Gpu => return None,
         })
     }
 
@@ -326,36 +303,6 @@ impl LayoutKind {
     pub fn is_gpu(self) -> bool {
         self == LayoutKind::Gpu
     }
-}
-
-/// The gpu layout is `Layout<f32>` only; for `S = f32` the downcast below is the identity, for
-/// `f64` it fails and the error says why.
-#[cfg(feature = "gpu")]
-fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
-    let unavailable = |reason: String| SimError::LayoutUnavailable {
-        layout: LayoutKind::Gpu.name(),
-        reason,
-    };
-    if size_of::<S>() != size_of::<f32>() {
-        return Err(unavailable(
-            "it is f32 only (WGSL has no portable f64); run it with f32".into(),
-        ));
-    }
-    let ctx = crate::gpu::context::shared().map_err(unavailable)?;
-    let layout: Box<dyn Layout<f32>> =
-        Box::new(crate::gpu::GpuLayout::new(ctx).map_err(unavailable)?);
-    let any: Box<dyn std::any::Any> = Box::new(layout);
-    any.downcast::<Box<dyn Layout<S>>>()
-        .map(|b| *b)
-        .map_err(|_| unavailable("it is f32 only".into()))
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
-    Err(SimError::LayoutUnavailable {
-        layout: LayoutKind::Gpu.name(),
-        reason: "this build has no GPU support (built without the `gpu` feature)".into(),
-    })
 }
 
 impl fmt::Display for LayoutKind {
