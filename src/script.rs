@@ -176,17 +176,20 @@ pub fn to_text(actions: &[Action]) -> String {
 /// talk says what this machine measured.
 pub const SAY_PLACEHOLDERS: [&str; 4] = ["count", "layout", "simulate_ms", "budget_pct"];
 
-/// The first `{name}` in `text` that is not a placeholder, if any.
+/// The first `{name}` in `text` (a lowercase word in braces) that is not a placeholder, if any.
+/// Other braces (`{}`, `{ x }`, `{Count}`) are plain text.
 fn unknown_placeholder(text: &str) -> Option<&str> {
     let mut rest = text;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
-        let close = after.find('}')?;
-        let name = &after[..close];
-        if !SAY_PLACEHOLDERS.contains(&name) {
-            return Some(name);
+        if let Some(close) = after.find('}') {
+            let name = &after[..close];
+            let word = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            if word && !SAY_PLACEHOLDERS.contains(&name) {
+                return Some(name);
+            }
         }
-        rest = &after[close + 1..];
+        rest = after;
     }
     None
 }
@@ -420,6 +423,11 @@ mod tests {
         assert_eq!(
             values.fill("{layout} over at {count}: {simulate_ms} ms, {budget_pct}%"),
             "boxed over at 3.05M: 16.90 ms, 101%"
+        );
+        // Braces that are not a lowercase word are text.
+        assert_eq!(
+            parse("say {} and { x } and {Count}").unwrap(),
+            vec![Action::Say("{} and { x } and {Count}".into())]
         );
     }
 

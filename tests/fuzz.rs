@@ -24,8 +24,19 @@ fn action() -> impl Strategy<Value = Action> {
         any::<bool>().prop_map(Action::Pause),
         (1u64..=1_000_000).prop_map(Action::Wait),
         "[a-z0-9_/.-]{0,19}[a-z0-9]".prop_map(|p| Action::Screenshot(format!("{p}.png").into())),
-        // Captions: anything printable but a comment sign, without surrounding spaces.
-        "[^#\\n\\r]{0,40}".prop_map(|t| Action::Say(t.trim().to_string())),
+        // Captions: anything printable but a comment sign, without surrounding spaces; a `{` only
+        // in a placeholder the parser knows (an unknown one is refused by name).
+        "[^#{\\n\\r]{0,40}".prop_map(|t| Action::Say(t.trim().to_string())),
+        ("[^#{\\n\\r]{0,20}", 0..4usize).prop_map(|(t, k)| {
+            let placeholder = entity_layouts::script::SAY_PLACEHOLDERS[k];
+            Action::Say(format!("{}{{{placeholder}}}", t.trim_start()))
+        }),
+        (0.01f64..=1000.0).prop_map(Action::CountUntilOver),
+        any::<bool>().prop_map(|best| Action::Simd(if best {
+            entity_layouts::simd::SimdChoice::Best
+        } else {
+            entity_layouts::simd::SimdChoice::Baseline
+        })),
         any::<bool>().prop_map(Action::ShowPanel),
         any::<bool>().prop_map(Action::ShowMemory),
         Just(Action::Export),
