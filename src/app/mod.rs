@@ -93,6 +93,8 @@ pub struct UiState {
     /// at UI scale 1.25 with every layout on the scoreboard.
     pub plot_height: f32,
     pub row_height: f32,
+    /// The count of the last `count until-over` result the slider was moved to.
+    pub slider_synced_to: Option<usize>,
 }
 
 /// This process's resident memory, read twice a second (asking the OS every frame would show in
@@ -229,6 +231,7 @@ pub fn run(options: AppOptions) -> ExitCode {
         memory_width_px: 0.0,
         plot_height: panel::PLOT_HEIGHT,
         row_height: scoreboard::ROW_HEIGHT,
+        slider_synced_to: None,
     })
     .insert_resource(Shots::new(options.export_dir))
     .insert_resource(signals)

@@ -192,6 +192,15 @@ fn controls(
         );
     }
 
+    // A `count until-over` search moves the count itself: the slider follows its probes, and
+    // lands (once) on the count it found, then is the person's again.
+    let found = sim.last_search.as_ref().map(|f| f.count);
+    if sim.driver.searching() {
+        ui_state.count_slider = sim.driver.target();
+    } else if found.is_some() && found != ui_state.slider_synced_to {
+        ui_state.count_slider = sim.driver.target();
+        ui_state.slider_synced_to = found;
+    }
     let mut count = ui_state.count_slider.max(1_000);
     let slider = ui.add(
         egui::Slider::new(&mut count, 1_000..=sim.max_count())
