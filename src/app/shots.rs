@@ -173,22 +173,21 @@ pub fn export(
 /// The export's files but the screenshot.
 fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let write = |name: &str, contents: String| {
+    let write = |name: &str, contents: Vec<u8>| {
         let path = dir.join(name);
         std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
-    write("frames.csv", stats.recent_csv())?;
+    write("frames.csv", stats.recent_csv().into_bytes())?;
     let n = sim.driver.len();
     let rows = rows(stats, n);
     write(
         "scoreboard.csv",
-        scoreboard::csv(&rows, n, sim.driver.threads().name()),
+        scoreboard::csv(&rows, n, sim.driver.threads().name()).into_bytes(),
     )?;
     let figure = svg(&rows, n);
     let slide = scoreboard::png(&figure).map_err(|e| format!("scoreboard.png: {e}"))?;
-    let path = dir.join("scoreboard.png");
-    std::fs::write(&path, slide).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    write("scoreboard.svg", figure)
+    write("scoreboard.png", slide)?;
+    write("scoreboard.svg", figure.into_bytes())
 }
 
 /// `20261130-141502+0100` for folder names: the speaker's local time (what they will look for

@@ -403,24 +403,27 @@ fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
     lines.join("\n") + "\n"
 }
 
-/// `median [min..max]`, for a figure with no goal.
-fn range(values: &[f64]) -> String {
-    let Some(m) = median(values) else {
-        return "-".into();
-    };
+/// The median, least and greatest of `values`, or `None` when there are none.
+fn summary(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let m = median(values)?;
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{m:.2} [{lo:.2}..{hi:.2}]")
+    Some((m, lo, hi))
+}
+
+/// `median [min..max]`, for a figure with no goal.
+fn range(values: &[f64]) -> String {
+    summary(values).map_or("-".into(), |(m, lo, hi)| {
+        format!("{m:.2} [{lo:.2}..{hi:.2}]")
+    })
 }
 
 /// `median [min..max]` and whether the median meets the goal: "met", "not met", or "unstable"
 /// when the spread straddles the goal while the median meets it.
 fn spread(values: &[f64], meets: impl Fn(f64) -> bool) -> String {
-    let Some(m) = median(values) else {
+    let Some((m, lo, hi)) = summary(values) else {
         return "-".into();
     };
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let verdict = match (meets(m), meets(lo) && meets(hi)) {
         (true, true) => "met",
         (true, false) => "met by the median, unstable",
