@@ -196,3 +196,85 @@ fn bad_input_exits_2_and_names_what_is_accepted() {
     assert!(Path::new(&file).is_file(), "the user's file is untouched");
     let _ = std::fs::remove_file(&file);
 }
+
+/// The JS study's script under Node, one cell per process, its records carrying the runtime:
+/// every frame layout in both sets of systems, and every width shape for S = 1..20. Without
+/// Node the experiment says why and the run still succeeds.
+#[test]
+fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
+    let dir = temp_dir("js");
+    let out = bench(&["--quick", "--only", "js", "--out", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let records = read_results(&dir.join("results.json")).unwrap().records;
+    let _ = std::fs::remove_dir_all(&dir);
+    let version = match entity_layouts::bench::exp_js::node_version() {
+        Ok(version) => version,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            assert!(md.contains("Skipped: `node` is not on PATH"), "{md}");
+            assert!(records.iter().all(|r| r.metric == "unavailable"));
+            return;
+        }
+    };
+    assert!(
+        records
+            .iter()
+            .all(|r| r.experiment == "js" && r.runtime == format!("node {version}")),
+        "every record says it ran under node {version}"
+    );
+    for layout in ["boxed", "boxed-shuffled", "soa", "aos"] {
+        for systems in ["study", "ours"] {
+            assert!(
+                records.iter().any(|r| r.layout == layout
+                    && r.metric == "frame_ms"
+                    && r.n == 1000
+                    && r.param == format!("systems={systems}")),
+                "{layout} {systems} missing"
+            );
+        }
+    }
+    for layout in [
+        "objects",
+        "soa-columns",
+        "soa-shared",
+        "soa-one-index",
+        "aos",
+    ] {
+        for s in 1..=20 {
+            assert!(
+                records.iter().any(|r| r.layout == layout
+                    && r.metric == "ns_per_element"
+                    && r.param == format!("streams={s}")),
+                "{layout} S={s} missing"
+            );
+        }
+    }
+    for r in &records {
+        assert!(
+            r.p50.is_finite() && r.p50 > 0.0 && r.p10 <= r.p50 && r.p50 <= r.p90,
+            "{r:?}"
+        );
+    }
+    assert!(
+        md.contains("JS here / JS study") && md.contains("Where each climbs"),
+        "{md}"
+    );
+
+    // The script refuses bad input by name, with the accepted range, exit 2.
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/js/layouts.mjs");
+    let bad = Command::new("node")
+        .args([script, "layouts", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("'0'") && err.contains("1 to 100000000"),
+        "{err}"
+    );
+}

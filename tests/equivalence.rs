@@ -108,3 +108,34 @@ fn gathered_points_match_the_states_in_every_layout() {
         }
     }
 }
+
+/// The tuned ECS walks big tables with four cursors, each over an equal share, and hands what
+/// the shares leave (fewer than four blocks and a remainder) to one cursor: at and around the
+/// count where that starts, and with every kind of leftover, it ends where SoA does.
+#[test]
+fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
+    fn agree<S: Scalar>(n: usize) {
+        let dt = Dt::default();
+        let mut soa = Swarm::<S>::with_count(LayoutKind::Soa, 11, n).unwrap();
+        let mut ecs = Swarm::<S>::with_count(LayoutKind::EcsContiguous, 11, n).unwrap();
+        for _ in 0..3 {
+            soa.step(dt, Threads::One);
+            ecs.step(dt, Threads::One);
+        }
+        assert_eq!(ecs.checksum(), soa.checksum(), "n={n}");
+    }
+    let from = 1 << 16;
+    for n in [
+        from - 1,
+        from,
+        from + 1,
+        from + 7,
+        from + 8,
+        from + 31,
+        from + 33,
+        3 * from + 29,
+    ] {
+        agree::<f32>(n);
+        agree::<f64>(n);
+    }
+}

@@ -1,24 +1,36 @@
 //! Bevy's ECS against hand-rolled SoA, the storage core's targets: at 1M and 10M entities on one
 //! thread, the tuned ECS (`contiguous_iter_mut`, its move over interleaved coordinates as one
 //! flat stream) within 1.10x of SoA and the idiomatic one (`Query::iter_mut().for_each`) within
-//! 2x. Ratios drift with a shared machine's load, so the
-//! three populations are built once and measured in interleaved rounds (SoA, tuned, idiomatic,
-//! SoA, ...); each round gives one ratio, and the table reports their median and spread.
+//! 2x. Ratios drift with a shared machine's load, so the populations are built once and measured
+//! in interleaved rounds (SoA, tuned, idiomatic, SoA, ...), and the per-round ratios' median is
+//! the process's ratio. One process is not enough: a ratio also moves with what a process is
+//! dealt (where its columns land), so each count runs in [`REPS`] fresh processes and the
+//! targets are read from the median of their ratios, with the spread beside it.
+//!
+//! What each process was dealt is recorded beside its ratio: every column's offset inside its
+//! 4 KiB page, how much of each column sits on transparent huge pages, which population was
+//! allocated first (odd processes SoA first, even ones the ECS first), and the move and regen
+//! systems timed apart, so a swing can be traced to the system and the placement that carry it.
 //!
 //! Control for the suspected cause of the tuned ECS's gap: the same tuned loop over a world whose
 //! position and velocity are split into one component per coordinate (`X`, `Y`, `Vx`, `Vy`), so
 //! its columns are exactly SoA's. If the gap closes, it was the interleaved `Position { x, y }`.
 //! And the tuned loop as it was before the flat-stream move: column slices, but one
 //! `move_one(p.x, p.y, v.x, v.y)` per entity pair (`ecs-contiguous-pairs`), which the compiler
-//! did not vectorize.
+//! did not vectorize; and the flat-stream loop with one cursor (`ecs-contiguous-one-cursor`),
+//! before the second cursor: the same bytes and instructions in two streams instead of four.
 
 use bevy_ecs::prelude::{Component, QueryState, World};
 
 use super::Cell;
 use super::harness::{Stats, measure};
+use super::placement::{huge_kib_at, page_offset};
 use super::record::{Query, Record};
-use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_count, table};
-use crate::layout::{EcsLayout, InTable, Layout, LayoutKind, Position, Velocity};
+use super::spread::{median, range, short, spread};
+use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_count, fmt_num, table};
+use crate::layout::regions::Field;
+use crate::layout::{EcsLayout, InTable, Layout, LayoutKind, MoveOneCursor, Position, Velocity};
+use crate::simd::{self, SimdTier};
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern, move_one, regen_one, spawn_range};
@@ -34,6 +46,7 @@ const KINDS: [LayoutKind; 3] = [
 /// The controls' names in the records.
 const SPLIT: &str = "ecs-contiguous-split-xy";
 const PAIRS: &str = "ecs-contiguous-pairs";
+const ONE_CURSOR: &str = "ecs-contiguous-one-cursor";
 
 #[derive(Component)]
 struct X(f32);
@@ -111,22 +124,36 @@ impl SplitWorld {
     }
 }
 
-/// The second control: the tuned ECS's own world and regen, its move as it was written before,
-/// one `(x, y)` pair per entity over the column slices.
-struct PairsWorld {
+/// The tuned ECS's move loops as they were before, the later controls.
+#[derive(Clone, Copy)]
+enum OldMove {
+    /// One `move_one(p.x, p.y, v.x, v.y)` per entity over the column slices, which the compiler
+    /// did not vectorize.
+    Pairs,
+    /// The flat-stream blocks with one cursor: two streams instead of SoA's four.
+    OneCursor,
+}
+
+/// The tuned ECS's own world and regen, its move as it was written before.
+struct OldLoopWorld {
     layout: EcsLayout<f32>,
     movers: QueryState<(
         &'static mut Position<f32, InTable>,
         &'static Velocity<f32, InTable>,
     )>,
+    old: OldMove,
 }
 
-impl PairsWorld {
-    fn new(n: usize) -> Self {
+impl OldLoopWorld {
+    fn new(n: usize, old: OldMove) -> Self {
         let mut layout = EcsLayout::<f32>::contiguous();
         fill_seeded(&mut layout, n);
         let movers = layout.world_mut().query();
-        Self { layout, movers }
+        Self {
+            layout,
+            movers,
+            old,
+        }
     }
 
     fn step(&mut self, dt: f32) {
@@ -135,12 +162,23 @@ impl PairsWorld {
             .contiguous_iter_mut(self.layout.world_mut())
             .expect("table storage is dense");
         for (mut positions, velocities) in tables {
-            for (p, v) in positions
-                .bypass_change_detection()
-                .iter_mut()
-                .zip(velocities)
-            {
-                (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+            let positions = positions.bypass_change_detection();
+            match self.old {
+                OldMove::Pairs => {
+                    for (p, v) in positions.iter_mut().zip(velocities) {
+                        (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+                    }
+                }
+                // Through the same per-tier kernel call as the layout's own loop, so the two
+                // differ in their cursors alone.
+                OldMove::OneCursor => simd::run(
+                    SimdTier::Baseline,
+                    MoveOneCursor {
+                        positions,
+                        velocities,
+                        dt,
+                    },
+                ),
             }
         }
         self.layout.step_regen(dt, Threads::One);
@@ -151,108 +189,309 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
 }
 
+/// Fresh processes per count.
+const REPS: usize = 5;
+/// Fresh allocations of SoA's columns per process, after the first.
+const DEALS: usize = 3;
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(REPS, 2)
+}
+
+/// The fields whose columns the frame streams through.
+const STREAMED: [Field; 6] = [
+    Field::X,
+    Field::Y,
+    Field::Vx,
+    Field::Vy,
+    Field::Energy,
+    Field::Regen,
+];
+
+/// Which population a process allocates first: SoA in odd processes, the ECS in even ones.
+fn soa_first(rep: usize) -> bool {
+    rep % 2 == 1
+}
+
+/// Each streamed column's page offset, and its mapping's huge-page KiB, as records.
+fn placement(swarm: &Swarm<f32>, n: usize, param: &str) -> Vec<Record> {
+    let mut out = Vec::new();
+    let regions = swarm.regions(0..1);
+    for field in STREAMED {
+        let Some(region) = regions.iter().find(|r| r.field == field) else {
+            continue;
+        };
+        let rec = Record::new(NAME, swarm.kind().name(), "f32", n)
+            .param(format!("{param};field={}", field.name()));
+        out.push(
+            rec.clone()
+                .value("page_offset", "B", page_offset(region.addr) as f64),
+        );
+        if let Some(kib) = huge_kib_at(region.addr) {
+            out.push(rec.value("huge_kib", "KiB", kib as f64));
+        }
+    }
+    out
+}
+
 impl Experiment for EcsVsSoa {
     fn name(&self) -> &'static str {
         NAME
     }
 
     fn title(&self) -> &'static str {
-        "ECS vs SoA: the storage core's targets, interleaved rounds"
+        "ECS vs SoA: the storage core's targets, interleaved rounds in fresh processes"
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        counts(cfg).into_iter().map(|n| format!("n={n}")).collect()
+        let mut cells = Vec::new();
+        for rep in 1..=reps(cfg) {
+            for n in counts(cfg) {
+                cells.push(format!("n={n};rep={rep}"));
+            }
+        }
+        cells
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
-        let rounds = cfg.pick(9, 3);
+        let c = Cell::new(NAME, cell);
+        let (n_text, rep_text) = cell
+            .split_once(';')
+            .ok_or_else(|| c.bad("n=<count>;rep=<k>"))?;
+        let n: usize = Cell::new(NAME, n_text).value("n=", "")?;
+        let rep: usize = Cell::new(NAME, rep_text).value("rep=", "")?;
+        let param = format!("rep={rep}");
+        let rounds = cfg.pick(7, 3);
         let method = cfg.method.per_round();
-        let mut swarms: Vec<Swarm<f32>> = KINDS
+        let mut kinds = KINDS.to_vec();
+        if !soa_first(rep) {
+            kinds.reverse();
+        }
+        let mut swarms: Vec<Swarm<f32>> = kinds
             .iter()
             .map(|&k| Swarm::with_count(k, SEED, n))
             .collect::<Result<_, _>>()?;
+        if !soa_first(rep) {
+            swarms.reverse();
+        }
         let mut split = SplitWorld::new(n);
-        let mut pairs = PairsWorld::new(n);
+        let mut pairs = OldLoopWorld::new(n, OldMove::Pairs);
+        let mut one_cursor = OldLoopWorld::new(n, OldMove::OneCursor);
         let dt = Dt::default();
-        let mut per_round: Vec<[f64; 5]> = Vec::new();
+        // Per round: the six frames, then move and regen apart for SoA and the tuned ECS.
+        let mut per_round: Vec<[f64; 10]> = Vec::new();
         for _ in 0..rounds {
-            let mut round = [0.0; 5];
+            let mut round = [0.0; 10];
             for (slot, swarm) in round.iter_mut().zip(swarms.iter_mut()) {
                 *slot = measure(&method, || swarm.step(dt, Threads::One)).p50;
             }
             round[3] = measure(&method, || split.step(dt.as_scalar())).p50;
             round[4] = measure(&method, || pairs.step(dt.as_scalar())).p50;
+            round[5] = measure(&method, || one_cursor.step(dt.as_scalar())).p50;
+            for (i, k) in [0, 1].into_iter().enumerate() {
+                let swarm = &mut swarms[k];
+                round[6 + i] = measure(&method, || swarm.step_move(dt, Threads::One)).p50;
+                round[8 + i] = measure(&method, || swarm.step_regen(dt, Threads::One)).p50;
+            }
             per_round.push(round);
         }
         let names: Vec<String> = KINDS
             .iter()
             .map(|k| k.name())
-            .chain([SPLIT.to_string(), PAIRS.to_string()])
+            .chain([SPLIT, PAIRS, ONE_CURSOR].map(String::from))
             .collect();
         let mut out = Vec::new();
+        let column = |i: usize| per_round.iter().map(|r| r[i]).collect::<Vec<f64>>();
+        let ratio = |i: usize, of: usize| {
+            Stats::from_samples(per_round.iter().map(|r| r[i] / r[of]).collect())
+        };
         for (i, name) in names.iter().enumerate() {
-            let ms = Stats::from_samples(per_round.iter().map(|r| r[i]).collect());
-            let ratio = Stats::from_samples(per_round.iter().map(|r| r[i] / r[0]).collect());
-            let rec = Record::new(NAME, name.as_str(), "f32", n);
-            out.push(rec.clone().with("frame_ms", "ms", ms));
-            out.push(rec.with("ratio_vs_soa", "x", ratio));
+            let rec = Record::new(NAME, name.as_str(), "f32", n).param(&param);
+            out.push(
+                rec.clone()
+                    .with("frame_ms", "ms", Stats::from_samples(column(i))),
+            );
+            out.push(rec.with("ratio_vs_soa", "x", ratio(i, 0)));
+        }
+        let tuned = Record::new(NAME, LayoutKind::EcsContiguous.name(), "f32", n).param(&param);
+        out.push(tuned.clone().with("move_ratio_vs_soa", "x", ratio(7, 6)));
+        out.push(tuned.with("regen_ratio_vs_soa", "x", ratio(9, 8)));
+        for swarm in &swarms[..2] {
+            out.extend(placement(swarm, n, &param));
+        }
+        // The re-deal control: SoA's columns allocated afresh (the new ones while the old are
+        // still held, so the kernel cannot hand back the same pages), timed against the split
+        // world, which keeps its pages. Same process, same virtual page offsets, new pages: if
+        // SoA's time moves between deals as much as between processes, the swing is dealt with
+        // the pages.
+        let mut soa = swarms.swap_remove(0);
+        for deal in 0..=cfg.pick(DEALS, 1) {
+            if deal > 0 {
+                let fresh = Swarm::with_count(LayoutKind::Soa, SEED, n)?;
+                drop(std::mem::replace(&mut soa, fresh));
+            }
+            let mut ms = Vec::new();
+            let mut reference = Vec::new();
+            for _ in 0..cfg.pick(3, 1) {
+                ms.push(measure(&method, || soa.step(dt, Threads::One)).p50);
+                reference.push(measure(&method, || split.step(dt.as_scalar())).p50);
+            }
+            let rec = Record::new(NAME, "soa", "f32", n).param(format!("{param};deal={deal}"));
+            out.push(rec.clone().with("dealt_ms", "ms", Stats::from_samples(ms)));
+            out.push(
+                Record::new(NAME, SPLIT, "f32", n)
+                    .param(format!("{param};deal={deal}"))
+                    .with("dealt_ms", "ms", Stats::from_samples(reference)),
+            );
         }
         Ok(out)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let reps = reps(cfg);
+        let per_rep = |layout: &str, n: usize, metric: &str| -> Vec<f64> {
+            (1..=reps)
+                .filter_map(|rep| {
+                    Query::metric(metric)
+                        .layout(layout)
+                        .n(n as u64)
+                        .param(&format!("rep={rep}"))
+                        .find(mine)
+                        .map(|r| r.p50)
+                })
+                .collect()
+        };
         let mut rows = Vec::new();
         for n in counts(cfg) {
+            let soa_ms = median(&per_rep("soa", n, "frame_ms"));
             for (name, target) in [
                 (LayoutKind::EcsContiguous.name(), Some(1.10)),
                 (LayoutKind::EcsTable.name(), Some(2.0)),
                 (SPLIT.to_string(), None),
                 (PAIRS.to_string(), None),
+                (ONE_CURSOR.to_string(), None),
             ] {
-                let at_n = Query::metric("frame_ms")
-                    .scalar("f32")
-                    .threads("1")
-                    .n(n as u64);
-                let (Some(r), Some(ms), Some(soa)) = (
-                    at_n.with_metric("ratio_vs_soa").layout(&name).find(mine),
-                    at_n.layout(&name).find(mine),
-                    at_n.layout("soa").find(mine),
-                ) else {
+                let ratios = per_rep(&name, n, "ratio_vs_soa");
+                let (Some(ms), Some(soa)) = (median(&per_rep(&name, n, "frame_ms")), soa_ms) else {
                     continue;
                 };
                 rows.push(vec![
                     fmt_count(n as u64),
                     format!("`{name}`"),
-                    format!("{:.2} vs {:.2} ms", ms.p50, soa.p50),
-                    format!(
-                        "x{:.3} (p10 x{:.3}, p90 x{:.3}, {} rounds)",
-                        r.p50, r.p10, r.p90, r.samples
-                    ),
+                    format!("{} vs {} ms", fmt_num(ms), fmt_num(soa)),
                     match target {
-                        Some(t) => {
-                            format!("<= x{t:.2}: {}", if r.p50 <= t { "met" } else { "NOT met" })
-                        }
+                        Some(t) => format!("x{} (target <= x{t:.2})", spread(&ratios, |m| m <= t)),
+                        None => format!("x{}", range(&ratios)),
+                    },
+                    match target {
+                        Some(_) => "target".into(),
                         None if name == SPLIT => {
                             "control: X, Y, Vx, Vy as separate components".into()
                         }
-                        None => "control: the tuned loop before, one (x, y) pair per entity".into(),
+                        None if name == PAIRS => {
+                            "control: the first tuned loop, one (x, y) pair per entity".into()
+                        }
+                        None => {
+                            "control: the flat-stream loop with one cursor (two streams)".into()
+                        }
                     },
                 ]);
             }
         }
-        format!(
-            "f32, one thread, move + regen; each round measures SoA, the tuned ECS, the idiomatic ECS and the two controls back to back.\n\n{}",
+        let mut md = format!(
+            "f32, one thread, move + regen; in each process every round measures SoA, the tuned ECS, the idiomatic ECS and the three controls back to back, and the process's ratio is the median of its rounds' ratios; the table gives the median of {reps} processes' ratios [min..max].\n\n{}",
             table(
                 &[
                     "entities",
                     "layout",
-                    "p50 frame (vs SoA)",
-                    "ratio to SoA, median of rounds",
-                    "target"
+                    "p50 frame (vs SoA), median of processes",
+                    "ratio to SoA over processes",
+                    "what"
                 ],
                 &rows
             )
-        )
+        );
+        md.push_str(&dealt(mine, &counts(cfg), reps));
+        md
     }
+}
+
+/// One row per process: its tuned-ECS ratio, the move and regen systems' ratios apart, which
+/// population it allocated first, and where SoA's and the tuned ECS's columns sat.
+fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
+    let tuned = LayoutKind::EcsContiguous.name();
+    let mut rows = Vec::new();
+    for &n in counts {
+        for rep in 1..=reps {
+            let param = format!("rep={rep}");
+            let find = |layout: &str, metric: &str, param: &str| {
+                Query::metric(metric)
+                    .layout(layout)
+                    .n(n as u64)
+                    .param(param)
+                    .find(mine)
+                    .map(|r| r.p50)
+            };
+            let Some(frame) = find(&tuned, "ratio_vs_soa", &param) else {
+                continue;
+            };
+            let x = |v: Option<f64>| v.map_or("-".into(), |v| format!("x{v:.3}"));
+            let offsets = |layout: &str| {
+                let mut huge = 0.0;
+                let list: Vec<String> = STREAMED
+                    .iter()
+                    .filter_map(|f| {
+                        let p = format!("{param};field={}", f.name());
+                        huge += find(layout, "huge_kib", &p).unwrap_or(0.0);
+                        find(layout, "page_offset", &p).map(|o| format!("{}:{o}", f.name()))
+                    })
+                    .collect();
+                (list.join(" "), huge)
+            };
+            let deals: Vec<String> = (0..=DEALS)
+                .filter_map(|d| find("soa", "dealt_ms", &format!("{param};deal={d}")))
+                .map(fmt_num)
+                .collect();
+            let split_ms: Vec<f64> = (0..=DEALS)
+                .filter_map(|d| find(SPLIT, "dealt_ms", &format!("{param};deal={d}")))
+                .collect();
+            let (soa_at, soa_huge) = offsets("soa");
+            let (ecs_at, ecs_huge) = offsets(&tuned);
+            rows.push(vec![
+                short(n),
+                rep.to_string(),
+                if soa_first(rep) { "SoA" } else { "ECS" }.into(),
+                x(Some(frame)),
+                x(find(&tuned, "move_ratio_vs_soa", &param)),
+                x(find(&tuned, "regen_ratio_vs_soa", &param)),
+                soa_at,
+                ecs_at,
+                format!("{soa_huge:.0} / {ecs_huge:.0}"),
+                deals.join(", "),
+                range(&split_ms),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nWhat each process was dealt: the tuned ECS's ratio to SoA for the frame and for each system alone, the population allocated first, each streamed column's offset inside its 4 KiB page (field:bytes; the ECS's x and y share `Position`, vx and vy `Velocity`), KiB of those columns' mappings on transparent huge pages (SoA / ECS), and the re-deal control: SoA's frame (ms) with its columns allocated afresh {DEALS} times in the same process (the first deal is the one above), beside the split-xy world, which keeps its pages.\n\n{}",
+        table(
+            &[
+                "entities",
+                "process",
+                "allocated first",
+                "tuned ECS / SoA",
+                "move only",
+                "regen only",
+                "SoA columns at",
+                "ECS columns at",
+                "huge KiB",
+                "SoA ms, each deal of its pages",
+                "split-xy ms beside them"
+            ],
+            &rows
+        )
+    )
 }

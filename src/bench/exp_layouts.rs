@@ -74,7 +74,7 @@ impl Experiment for Layouts {
         Ok(out)
     }
 
-    fn render(&self, _cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+    fn render(&self, _cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
         let mut counts: Vec<u64> = mine.iter().map(|r| r.n).collect();
         counts.sort_unstable();
         counts.dedup();
@@ -143,6 +143,7 @@ impl Experiment for Layouts {
                 .collect();
             md.push_str(&table(&header, &rows));
         }
+        md.push_str(&super::exp_js::beside_js(all));
         md.push_str(&cpp_comparison(mine));
         md
     }

@@ -7,8 +7,10 @@ mod chunked;
 pub mod harness;
 pub mod machine;
 pub mod output;
+pub mod placement;
 pub mod plot;
 pub mod record;
+pub mod spread;
 pub mod studies;
 
 mod exp_bandwidth;
@@ -23,6 +25,8 @@ mod exp_gather;
 #[cfg(feature = "gpu")]
 mod exp_gpu;
 mod exp_grow;
+mod exp_headline;
+pub mod exp_js;
 mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
@@ -172,12 +176,14 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_spawn::Spawn,
         &exp_crossings::Crossings,
         &exp_ecs_vs_soa::EcsVsSoa,
+        &exp_headline::Headline,
         &exp_width::Width,
         &exp_random_access::RandomAccess,
         &exp_churn::Churn,
         &exp_filtered::Filtered,
         &exp_fragmentation::Fragmentation,
         &exp_dispatch::Dispatch,
+        &exp_js::Js,
         &exp_threads::ThreadScaling,
         &exp_simd::Simd,
         &exp_gather::Gather,

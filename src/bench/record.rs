@@ -23,7 +23,18 @@ pub struct Record {
     pub p10: f64,
     pub p90: f64,
     pub samples: usize,
+    /// What ran the measured code: `rust` for this program, `node v20.20.2` for the JS study's
+    /// experiments run by `benches/js/layouts.mjs` on the same machine.
+    #[serde(default = "rust")]
+    pub runtime: String,
 }
+
+fn rust() -> String {
+    RUST.into()
+}
+
+/// The runtime of every record this program measures itself.
+pub const RUST: &str = "rust";
 
 impl Record {
     /// A record with everything but the numbers filled in; `with` adds them.
@@ -41,6 +52,7 @@ impl Record {
             p10: 0.0,
             p90: 0.0,
             samples: 0,
+            runtime: rust(),
         }
     }
 
@@ -153,7 +165,7 @@ impl<'q> Query<'q> {
 }
 
 pub const CSV_HEADER: &str =
-    "experiment,layout,scalar,threads,n,param,metric,unit,p50,p10,p90,samples";
+    "experiment,layout,scalar,threads,n,param,metric,unit,p50,p10,p90,samples,runtime";
 
 /// The records as CSV, one row per record under [`CSV_HEADER`]; any text field may hold commas,
 /// quotes or line breaks ([`from_csv`] reads it back exactly).
@@ -193,11 +205,18 @@ mod tests {
             Record::new("counters", "a \"quoted\", layout", "f32", 10)
                 .param("simulated: valgrind says \"no\",\nthen stops")
                 .value("unavailable", "cells", 1.0),
+            Record {
+                runtime: "node v20.20.2".into(),
+                ..Record::new("js", "soa", "f64", 1000).value("frame_ms", "ms", 0.5)
+            },
         ];
         let text = to_csv(&records);
         assert!(text.starts_with(&format!("{CSV_HEADER}\n")));
         assert_eq!(from_csv(&text).unwrap(), records);
         assert_eq!(to_csv(&[]), format!("{CSV_HEADER}\n"));
+        // Results written before the runtime column read back as this program's.
+        let old = "experiment,layout,scalar,threads,n,param,metric,unit,p50,p10,p90,samples\nlayouts,soa,f32,1,10,,frame_ms,ms,1,1,1,1\n";
+        assert_eq!(from_csv(old).unwrap()[0].runtime, RUST);
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub use boxed::BoxedEntities;
 pub use chunks::Chunks;
 pub use dyn_agents::DynAgents;
 pub use ecs::{
-    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen,
-    Storage, Velocity,
+    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, MoveOneCursor,
+    Position, Regen, Storage, Velocity,
 };
 pub use soa::Soa;
 
