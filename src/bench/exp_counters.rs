@@ -66,11 +66,7 @@ impl Experiment for Counters {
             Err(reason) => out.push(unavailable(kind, n, REAL, &reason)),
         }
 
-        let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
-            experiment: NAME.into(),
-            cell: cell.into(),
-            reason: format!("cannot find this program's binary for cachegrind: {e}"),
-        })?;
+        let exe = this_binary(NAME, cell)?;
         match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
             Ok(sim) => {
                 out.extend(records(kind, n, SIMULATED, &sim.per_entity));
@@ -316,6 +312,35 @@ fn beside_the_article(mine: &[Record]) -> String {
         md.push_str("\nThe article's figures: Ryzen 7 5800X, GCC 13.2 -O2 -march=native, 1M entities, 100 frames; it does not say whether its counts are per frame or per run. Its OOP is a vtable call per heap object (ours: `dyn-1`), its ECS a loop over SoA arrays (ours: `soa`, and Bevy's tuned `ecs-contiguous`).\n");
     }
     md
+}
+
+/// This program's own binary, which cachegrind runs as the counted child.
+pub fn this_binary(experiment: &str, cell: &str) -> Result<std::path::PathBuf, BenchError> {
+    std::env::current_exe().map_err(|e| BenchError::Worker {
+        experiment: experiment.into(),
+        cell: cell.into(),
+        reason: format!("cannot find this program's binary for cachegrind: {e}"),
+    })
+}
+
+/// `rec` with cachegrind's instructions per entity per frame of `spec` under `param`, or, where
+/// cachegrind cannot count it, an `unavailable` record whose param says why after `param: `.
+pub fn instructions_record(
+    exe: &std::path::Path,
+    spec: &crate::counters::FrameSpec,
+    rec: Record,
+    param: &str,
+) -> Record {
+    match cachegrind::count(exe, spec, &cachegrind::PINNED) {
+        Ok(sim) => rec.param(param).value(
+            "instructions",
+            "per entity",
+            sim.per_entity.instructions,
+        ),
+        Err(reason) => rec
+            .param(format!("{param}: {reason}"))
+            .value("unavailable", "cells", 1.0),
+    }
 }
 
 #[cfg(test)]

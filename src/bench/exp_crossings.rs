@@ -36,7 +36,7 @@ fn ms(prior: &[Record], layout: &str, n: u64) -> Option<f64> {
 }
 
 /// Bisects `[lo, hi]` in log space for the smallest n with `f(n) >= 0`, `probes` times.
-fn bisect(
+pub fn bisect(
     mut lo: usize,
     mut hi: usize,
     probes: usize,

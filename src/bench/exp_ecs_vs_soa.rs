@@ -24,7 +24,7 @@ use bevy_ecs::prelude::{Component, QueryState, World};
 
 use super::Cell;
 use super::harness::{Stats, measure};
-use super::placement::{huge_kib_at, page_offset};
+use super::placement::{colour_clashes, huge_kib_at, page_offset};
 use super::record::{Query, Record};
 use super::spread::{median, range, short, spread};
 use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_count, fmt_num, table};
@@ -234,6 +234,20 @@ fn placement(swarm: &Swarm<f32>, n: usize, param: &str) -> Vec<Record> {
     out
 }
 
+/// For SoA's four move columns, how often their pages at the same entity share an L2 colour
+/// ([`colour_clashes`]), or `None` where frame numbers are hidden.
+fn move_colour_clashes(soa: &Swarm<f32>, n: usize) -> Option<f64> {
+    let regions = soa.regions(0..1);
+    let starts: Vec<usize> = [Field::X, Field::Y, Field::Vx, Field::Vy]
+        .iter()
+        .filter_map(|f| regions.iter().find(|r| r.field == *f).map(|r| r.addr))
+        .collect();
+    colour_clashes(&starts, n * size_of::<f32>(), 256, L2_COLOURS)
+}
+
+/// 4 KiB page colours of a 2 MiB, 16-way L2 (128 KiB a way): this host's.
+const L2_COLOURS: u64 = 32;
+
 impl Experiment for EcsVsSoa {
     fn name(&self) -> &'static str {
         NAME
@@ -338,6 +352,9 @@ impl Experiment for EcsVsSoa {
             }
             let rec = Record::new(NAME, "soa", "f32", n).param(format!("{param};deal={deal}"));
             out.push(rec.clone().with("dealt_ms", "ms", Stats::from_samples(ms)));
+            if let Some(share) = move_colour_clashes(&soa, n) {
+                out.push(rec.clone().value("colour_clashes", "share", share));
+            }
             out.push(
                 Record::new(NAME, SPLIT, "f32", n)
                     .param(format!("{param};deal={deal}"))
@@ -449,8 +466,14 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                 (list.join(" "), huge)
             };
             let deals: Vec<String> = (0..=DEALS)
-                .filter_map(|d| find("soa", "dealt_ms", &format!("{param};deal={d}")))
-                .map(fmt_num)
+                .filter_map(|d| {
+                    let at = format!("{param};deal={d}");
+                    let ms = fmt_num(find("soa", "dealt_ms", &at)?);
+                    Some(match find("soa", "colour_clashes", &at) {
+                        Some(share) => format!("{ms} ({:.0}%)", share * 100.0),
+                        None => ms,
+                    })
+                })
                 .collect();
             let split_ms: Vec<f64> = (0..=DEALS)
                 .filter_map(|d| find(SPLIT, "dealt_ms", &format!("{param};deal={d}")))
@@ -476,7 +499,7 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
         return String::new();
     }
     format!(
-        "\nWhat each process was dealt: the tuned ECS's ratio to SoA for the frame and for each system alone, the population allocated first, each streamed column's offset inside its 4 KiB page (field:bytes; the ECS's x and y share `Position`, vx and vy `Velocity`), KiB of those columns' mappings on transparent huge pages (SoA / ECS), and the re-deal control: SoA's frame (ms) with its columns allocated afresh {DEALS} times in the same process (the first deal is the one above), beside the split-xy world, which keeps its pages.\n\n{}",
+        "\nWhat each process was dealt: the tuned ECS's ratio to SoA for the frame and for each system alone, the population allocated first, each streamed column's offset inside its 4 KiB page (field:bytes; the ECS's x and y share `Position`, vx and vy `Velocity`), KiB of those columns' mappings on transparent huge pages (SoA / ECS), and the re-deal control: SoA's frame (ms) with its columns allocated afresh {DEALS} times in the same process (the first deal is the one above), beside the split-xy world, which keeps its pages; in parentheses, where this process may read its frame numbers (`/proc/self/pagemap`, root), the share of 256 positions at which two or more of SoA's four move columns sit on pages of one L2 colour (physical page bits 12-16).\n\n{}",
         table(
             &[
                 "entities",

@@ -11,6 +11,9 @@
 //! The tuned and idiomatic ECS rows are the `ecs-vs-soa` experiment's, which runs its own
 //! processes with controls; run both (`--only ecs-vs-soa,headline`) for the whole table.
 
+use super::exp_counters::{instructions_record, this_binary};
+use super::exp_crossings::bisect;
+use super::exp_layouts::frame_stats;
 use super::harness::{Method, Stats, measure};
 use super::record::{Query, Record};
 use super::spread::{median, range, short, spread};
@@ -117,8 +120,7 @@ fn frame<S: Scalar>(swarm: &mut Swarm<S>, method: &Method) -> Stats {
 }
 
 fn frame_ms<S: Scalar>(kind: LayoutKind, n: usize, method: &Method) -> Result<f64, BenchError> {
-    let mut swarm = Swarm::<S>::with_count(kind, SEED, n)?;
-    Ok(frame(&mut swarm, method).p50)
+    Ok(frame_stats::<S>(kind, n, Threads::One, method)?.p50)
 }
 
 /// The per-round ratios of `S`'s layouts at `n`: each round times every layout once.
@@ -178,18 +180,7 @@ fn crossing(
     if lo == 0 {
         return Ok(Some((0, hi)));
     }
-    for _ in 0..probes {
-        let mid = ((lo as f64) * (hi as f64)).sqrt().round() as usize;
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if f(mid)? >= 0.0 {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(Some((lo, hi)))
+    bisect(lo, hi, probes, f).map(Some)
 }
 
 /// A crossing found, or the ceiling it was searched up to (`not_crossed`).
@@ -250,29 +241,15 @@ fn soa_big(cfg: &BenchConfig, param: &str) -> Result<Vec<Record>, BenchError> {
 
 /// Instructions per entity per frame of each headline layout (f32), or why not.
 fn instructions() -> Result<Vec<Record>, BenchError> {
-    use crate::counters::{FrameSpec, cachegrind};
-    let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
-        experiment: NAME.into(),
-        cell: COUNTED.into(),
-        reason: format!("cannot find this program's binary for cachegrind: {e}"),
-    })?;
-    let mut out = Vec::new();
-    for kind in counted_layouts() {
-        let spec = FrameSpec::for_count(kind, COUNTED_N);
-        let rec = Record::new(NAME, kind.name(), "f32", COUNTED_N);
-        out.push(match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
-            Ok(sim) => rec.param("simulated").value(
-                "instructions",
-                "per entity",
-                sim.per_entity.instructions,
-            ),
-            Err(reason) => {
-                rec.param(format!("simulated: {reason}"))
-                    .value("unavailable", "cells", 1.0)
-            }
-        });
-    }
-    Ok(out)
+    let exe = this_binary(NAME, COUNTED)?;
+    Ok(counted_layouts()
+        .into_iter()
+        .map(|kind| {
+            let spec = crate::counters::FrameSpec::for_count(kind, COUNTED_N);
+            let rec = Record::new(NAME, kind.name(), "f32", COUNTED_N);
+            instructions_record(&exe, &spec, rec, "simulated")
+        })
+        .collect())
 }
 
 impl Experiment for Headline {

@@ -12,6 +12,7 @@
 //! where its gap to SoA comes from: how often the columns' short runs restart, or several runs
 //! sharing one 4 KiB page.
 
+use super::exp_counters::{instructions_record, this_binary};
 use super::harness::{Method, Stats, measure};
 use super::record::{Query, Record};
 use super::spread::{median, range, short, spread};
@@ -43,12 +44,8 @@ const COUNTED_N: usize = 10_000;
 /// Instructions per entity per frame for each layout and tier, simulated; a tier cachegrind
 /// cannot run (or no valgrind at all) is a record saying why.
 fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
-    use crate::counters::{FrameSpec, cachegrind};
-    let exe = std::env::current_exe().map_err(|e| BenchError::Worker {
-        experiment: NAME.into(),
-        cell: cell.into(),
-        reason: format!("cannot find this program's binary for cachegrind: {e}"),
-    })?;
+    use crate::counters::FrameSpec;
+    let exe = this_binary(NAME, cell)?;
     let mut out = Vec::new();
     for kind in LAYOUTS {
         for &tier in available() {
@@ -69,18 +66,7 @@ fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
                 );
                 continue;
             }
-            out.push(match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
-                Ok(sim) => rec.param(param).value(
-                    "instructions",
-                    "per entity",
-                    sim.per_entity.instructions,
-                ),
-                // As the counters experiment says why: the reason in the param.
-                Err(reason) => {
-                    rec.param(format!("{param}: {reason}"))
-                        .value("unavailable", "cells", 1.0)
-                }
-            });
+            out.push(instructions_record(&exe, &spec, rec, &param));
         }
     }
     Ok(out)

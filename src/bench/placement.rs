@@ -35,6 +35,45 @@ fn huge_kib_in(smaps: &str, addr: usize) -> Option<u64> {
     None
 }
 
+/// The physical frame number behind the page holding `addr`, from `/proc/self/pagemap`: `None`
+/// where the page is not present, the file cannot be read, or the kernel hides frame numbers
+/// (it shows zeros to a process without `CAP_SYS_ADMIN`).
+pub fn frame_of(addr: usize) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
+    pagemap
+        .seek(SeekFrom::Start((addr / 4096 * 8) as u64))
+        .ok()?;
+    let mut entry = [0u8; 8];
+    pagemap.read_exact(&mut entry).ok()?;
+    let entry = u64::from_le_bytes(entry);
+    let present = entry >> 63 == 1;
+    let frame = entry & ((1 << 55) - 1);
+    (present && frame != 0).then_some(frame)
+}
+
+/// How often streams that advance in step meet in the same L2 sets: at `samples` positions
+/// spread over the columns (each column given by its start address, all `len` bytes long), the
+/// share of positions where two or more columns' pages have the same colour, the physical-page
+/// bits of the set index (`colours` of them: an L2 of 2 MiB and 16 ways has 128 KiB a way, 32
+/// colours of 4 KiB). Streams on pages of one colour at once compete for the same sets.
+/// `None` when frame numbers are hidden.
+pub fn colour_clashes(columns: &[usize], len: usize, samples: usize, colours: u64) -> Option<f64> {
+    let mut clashes = 0;
+    for k in 0..samples {
+        let at = len / samples * k;
+        let mut seen: Vec<u64> = Vec::with_capacity(columns.len());
+        for &start in columns {
+            seen.push(frame_of(start + at)? % colours);
+        }
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            clashes += 1;
+        }
+    }
+    Some(clashes as f64 / samples.max(1) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
