@@ -332,11 +332,10 @@ pub fn instructions_record(
     param: &str,
 ) -> Record {
     match cachegrind::count(exe, spec, &cachegrind::PINNED) {
-        Ok(sim) => rec.param(param).value(
-            "instructions",
-            "per entity",
-            sim.per_entity.instructions,
-        ),
+        Ok(sim) => {
+            rec.param(param)
+                .value("instructions", "per entity", sim.per_entity.instructions)
+        }
         Err(reason) => rec
             .param(format!("{param}: {reason}"))
             .value("unavailable", "cells", 1.0),
