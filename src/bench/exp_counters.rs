@@ -234,12 +234,11 @@ fn records(kind: LayoutKind, n: usize, source: &str, run: &PerEntity) -> Vec<Rec
 /// One layout's counted run at `n`, read back from the records.
 pub fn per_entity(records: &[Record], layout: &str, n: u64, source: &str) -> Option<PerEntity> {
     PerEntity::from_fields(|metric| {
-        Query::metric(metric)
-            .layout(layout)
-            .n(n)
-            .param(source)
-            .find(records)
-            .filter(|r| r.experiment == NAME)
+        let query = Query::metric(metric).layout(layout).n(n).param(source);
+        // Other experiments count with cachegrind too (`headline`, `simd`): only ours.
+        records
+            .iter()
+            .find(|r| r.experiment == NAME && query.matches(r))
             .map(|r| r.p50)
     })
 }
