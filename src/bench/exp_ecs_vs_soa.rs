@@ -234,15 +234,20 @@ fn placement(swarm: &Swarm<f32>, n: usize, param: &str) -> Vec<Record> {
     out
 }
 
-/// For SoA's four move columns, how often their pages at the same entity share an L2 colour
-/// ([`colour_clashes`]), or `None` where frame numbers are hidden.
-fn move_colour_clashes(soa: &Swarm<f32>, n: usize) -> Option<f64> {
-    let regions = soa.regions(0..1);
-    let starts: Vec<usize> = [Field::X, Field::Y, Field::Vx, Field::Vy]
+/// For a layout's move columns (SoA's four, the ECS's `Position` and `Velocity`), how often
+/// their pages at the same entity share an L2 colour ([`colour_clashes`]), or `None` where frame
+/// numbers are hidden.
+fn move_colour_clashes(swarm: &Swarm<f32>, n: usize) -> Option<f64> {
+    let regions = swarm.regions(0..1);
+    let mut starts: Vec<usize> = [Field::X, Field::Y, Field::Vx, Field::Vy]
         .iter()
         .filter_map(|f| regions.iter().find(|r| r.field == *f).map(|r| r.addr))
         .collect();
-    colour_clashes(&starts, n * size_of::<f32>(), 256, L2_COLOURS)
+    // The ECS's x and y (vx and vy) share one column: its start once.
+    starts.sort_unstable();
+    starts.dedup_by(|a, b| a.abs_diff(*b) < 64);
+    let bytes = n * size_of::<f32>() * if starts.len() == 2 { 2 } else { 1 };
+    colour_clashes(&starts, bytes, 256, L2_COLOURS)
 }
 
 /// 4 KiB page colours of a 2 MiB, 16-way L2 (128 KiB a way): this host's.
@@ -332,6 +337,13 @@ impl Experiment for EcsVsSoa {
         out.push(tuned.with("regen_ratio_vs_soa", "x", ratio(9, 8)));
         for swarm in &swarms[..2] {
             out.extend(placement(swarm, n, &param));
+        }
+        if let Some(share) = move_colour_clashes(&swarms[1], n) {
+            out.push(
+                Record::new(NAME, LayoutKind::EcsContiguous.name(), "f32", n)
+                    .param(&param)
+                    .value("colour_clashes", "share", share),
+            );
         }
         // The re-deal control: SoA's columns allocated afresh (the new ones while the old are
         // still held, so the kernel cannot hand back the same pages), timed against the split
@@ -480,11 +492,14 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                 .collect();
             let (soa_at, soa_huge) = offsets("soa");
             let (ecs_at, ecs_huge) = offsets(&tuned);
+            let ecs_ms = find(&tuned, "frame_ms", &param).map_or("-".into(), fmt_num);
+            let ecs_share = find(&tuned, "colour_clashes", &param)
+                .map_or(String::new(), |s| format!(" ({:.0}%)", s * 100.0));
             rows.push(vec![
                 short(n),
                 rep.to_string(),
                 if soa_first(rep) { "SoA" } else { "ECS" }.into(),
-                x(Some(frame)),
+                format!("{} ({ecs_ms} ms{ecs_share})", x(Some(frame))),
                 x(find(&tuned, "move_ratio_vs_soa", &param)),
                 x(find(&tuned, "regen_ratio_vs_soa", &param)),
                 soa_at,
@@ -499,7 +514,7 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
         return String::new();
     }
     format!(
-        "\nWhat each process was dealt: the tuned ECS's ratio to SoA for the frame and for each system alone, the population allocated first, each streamed column's offset inside its 4 KiB page (field:bytes; the ECS's x and y share `Position`, vx and vy `Velocity`), KiB of those columns' mappings on transparent huge pages (SoA / ECS), and the re-deal control: SoA's frame (ms) with its columns allocated afresh {DEALS} times in the same process (the first deal is the one above), beside the split-xy world, which keeps its pages; in parentheses, where this process may read its frame numbers (`/proc/self/pagemap`, root), the share of 256 positions at which two or more of SoA's four move columns sit on pages of one L2 colour (physical page bits 12-16).\n\n{}",
+        "\nWhat each process was dealt: the tuned ECS's ratio to SoA for the frame (its own p50 ms, and the colour share of its two move columns, see below) and for each system alone, the population allocated first, each streamed column's offset inside its 4 KiB page (field:bytes; the ECS's x and y share `Position`, vx and vy `Velocity`), KiB of those columns' mappings on transparent huge pages (SoA / ECS), and the re-deal control: SoA's frame (ms) with its columns allocated afresh {DEALS} times in the same process (the first deal is the one above), beside the split-xy world, which keeps its pages; in parentheses, where this process may read its frame numbers (`/proc/self/pagemap`, root), the share of 256 positions at which two or more of SoA's four move columns sit on pages of one L2 colour (physical page bits 12-16).\n\n{}",
         table(
             &[
                 "entities",
