@@ -29,7 +29,7 @@ use super::record::{Query, Record};
 use super::spread::{median, range, short, spread};
 use super::{BenchConfig, BenchError, Experiment, SEED, fill_seeded, fmt_count, fmt_num, table};
 use crate::layout::regions::Field;
-use crate::layout::{EcsLayout, InTable, Layout, LayoutKind, MoveOneCursor, Position, Velocity};
+use crate::layout::{EcsLayout, InTable, Layout, LayoutKind, MoveInterleaved, Position, Velocity};
 use crate::simd::{self, SimdTier};
 use crate::swarm::Swarm;
 use crate::threads::Threads;
@@ -173,10 +173,11 @@ impl OldLoopWorld {
                 // differ in their cursors alone.
                 OldMove::OneCursor => simd::run(
                     SimdTier::Baseline,
-                    MoveOneCursor {
+                    MoveInterleaved {
                         positions,
                         velocities,
                         dt,
+                        one_cursor: true,
                     },
                 ),
             }

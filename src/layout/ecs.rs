@@ -178,38 +178,30 @@ fn move_contiguous_system<S: Scalar>(
                     positions,
                     velocities,
                     dt,
+                    one_cursor: false,
                 },
             );
         });
     }
 }
 
-/// [`move_interleaved`] as a kernel compiled per SIMD tier.
-struct MoveInterleaved<'a, S: Scalar> {
-    positions: &'a mut [Position<S, InTable>],
-    velocities: &'a [Velocity<S, InTable>],
-    dt: S,
+/// [`move_interleaved`] as a kernel compiled per SIMD tier; `one_cursor` runs the loop as it
+/// was before the cursors ([`move_interleaved_one_cursor`]), the bench's control.
+pub struct MoveInterleaved<'a, S: Scalar> {
+    pub positions: &'a mut [Position<S, InTable>],
+    pub velocities: &'a [Velocity<S, InTable>],
+    pub dt: S,
+    pub one_cursor: bool,
 }
 
 impl<S: Scalar> Kernel for MoveInterleaved<'_, S> {
     #[inline(always)]
     fn run(self) {
-        move_interleaved(self.positions, self.velocities, self.dt);
-    }
-}
-
-/// [`move_interleaved_one_cursor`], the loop before two cursors, as a kernel compiled per SIMD
-/// tier, for the bench's control.
-pub struct MoveOneCursor<'a, S: Scalar> {
-    pub positions: &'a mut [Position<S, InTable>],
-    pub velocities: &'a [Velocity<S, InTable>],
-    pub dt: S,
-}
-
-impl<S: Scalar> Kernel for MoveOneCursor<'_, S> {
-    #[inline(always)]
-    fn run(self) {
-        move_interleaved_one_cursor(self.positions, self.velocities, self.dt);
+        if self.one_cursor {
+            move_interleaved_one_cursor(self.positions, self.velocities, self.dt);
+        } else {
+            move_interleaved(self.positions, self.velocities, self.dt);
+        }
     }
 }
 
@@ -275,7 +267,7 @@ fn move_block<S: Scalar, K: Storage>(
 
 /// `move` over the interleaved columns in blocks, one cursor from the front: two streams, the
 /// positions (read and written) and the velocities. Kept as the bench's control for
-/// [`move_interleaved`] ([`MoveOneCursor`]).
+/// [`move_interleaved`] ([`MoveInterleaved`] with `one_cursor`).
 #[inline(always)]
 fn move_interleaved_one_cursor<S: Scalar, K: Storage>(
     positions: &mut [Position<S, K>],

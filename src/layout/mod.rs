@@ -26,7 +26,7 @@ pub use boxed::BoxedEntities;
 pub use chunks::Chunks;
 pub use dyn_agents::DynAgents;
 pub use ecs::{
-    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, MoveOneCursor,
+    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, MoveInterleaved,
     Position, Regen, Storage, Velocity,
 };
 pub use soa::Soa;
