@@ -201,16 +201,11 @@ impl Experiment for Js {
 }
 
 fn js_ms(records: &[Record], layout: &str, n: u64, systems: &str) -> Option<f64> {
-    let js: Vec<Record> = records
+    let param = format!("systems={systems}");
+    let query = Query::metric("frame_ms").layout(layout).n(n).param(&param);
+    records
         .iter()
-        .filter(|r| r.experiment == NAME)
-        .cloned()
-        .collect();
-    Query::metric("frame_ms")
-        .layout(layout)
-        .n(n)
-        .param(&format!("systems={systems}"))
-        .find(&js)
+        .find(|r| r.experiment == NAME && query.matches(r))
         .map(|r| r.p50)
 }
 
