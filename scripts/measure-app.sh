@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The app's frame-time matrix: every entity count x thread setting x layout, each held for a
-# number of steady frames, in one run of the real app; prints the app's own per-setting summary
-# (frame p50/p99 and the simulate / gather+upload / rest split, steady frames only: frames that
-# spawn or copy a layout switch are left out). Headless by default, for GPU servers; MODE=window
-# opens a window instead (under Xvfb where there is no display).
+# The app's frame-time matrix: every entity count x thread setting x layout x renderer, each
+# held for a number of steady frames, in one run of the real app; prints the app's own
+# per-setting summary (frame p50/p99, the simulate / gather+upload / rest split and the points'
+# GPU draw time, steady frames only: frames that spawn, copy a layout switch or follow a
+# renderer change are left out). Headless by default, for GPU servers; MODE=window opens a
+# window instead (under Xvfb where there is no display).
 #
 #   scripts/measure-app.sh                      # 1M, 4M, 10M x soa, aos, ecs-table, boxed x 1, all
 #   COUNTS="100000 1000000" FRAMES=20 scripts/measure-app.sh
 #
 # Environment: BIN (the release binary; built with cargo when absent), COUNTS, LAYOUTS, THREADS,
+# RENDERERS (compute quads: the summary's renderer column),
 # FRAMES (steady frames per setting), SIZE (render target, WxH), MODE (headless|window),
 # OUT_DIR (where the script and the full log go).
 set -euo pipefail
@@ -18,6 +20,7 @@ BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release/entity-layouts}
 COUNTS=${COUNTS:-"1000000 4000000 10000000"}
 LAYOUTS=${LAYOUTS:-"soa aos ecs-table boxed"}
 THREADS=${THREADS:-"1 all"}
+RENDERERS=${RENDERERS:-"compute quads"}
 FRAMES=${FRAMES:-30}
 SIZE=${SIZE:-1920x1080}
 MODE=${MODE:-headless}
@@ -42,7 +45,12 @@ script="$OUT_DIR/matrix.script"
             echo "threads $t"
             for layout in $LAYOUTS; do
                 echo "layout $layout"
-                echo "wait $(( $(busy_frames "$n") + FRAMES ))"
+                echo "wait $(busy_frames "$n")"
+                for renderer in $RENDERERS; do
+                    # The app leaves the frames right after a renderer change out of its summary.
+                    echo "renderer $renderer"
+                    echo "wait $(( FRAMES + 5 ))"
+                done
             done
         done
     done

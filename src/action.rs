@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::layout::LayoutKind;
+use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
 use crate::values::WindowSize;
@@ -37,6 +38,9 @@ pub enum Action {
     Resize(WindowSize),
     /// Show or hide the panel (hidden, the audience's HUD takes its place).
     ShowPanel(bool),
+    /// Draw the points with this renderer (the app falls back to quads, and says why, where the
+    /// adapter cannot run the compute one).
+    Renderer(Renderer),
     /// Show or hide the memory view: where the layout's entities sit, cache line by cache line.
     ShowMemory(bool),
     /// Write the export bundle (screenshot, recent frames, scoreboard) into a new folder.
@@ -80,6 +84,7 @@ impl fmt::Display for Action {
             Action::Resize(size) => write!(f, "size {size}"),
             Action::ShowPanel(true) => f.write_str("panel show"),
             Action::ShowPanel(false) => f.write_str("panel hide"),
+            Action::Renderer(renderer) => write!(f, "renderer {renderer}"),
             Action::ShowMemory(true) => f.write_str("memory show"),
             Action::ShowMemory(false) => f.write_str("memory hide"),
             Action::Export => f.write_str("export"),

@@ -348,6 +348,7 @@ impl<S: Scalar> Driver<S> {
             | Action::Say(_)
             | Action::ShowPanel(_)
             | Action::ShowMemory(_)
+            | Action::Renderer(_)
             | Action::Resize(_)
             | Action::Export
             | Action::Exit => Ok(Outcome::NotForDriver),

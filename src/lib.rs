@@ -18,7 +18,8 @@
 //!   [`until_over`]: the search behind `count until-over MS`.
 //!
 //! **Built on the core**:
-//! - [`values`]: one parser per value a person types (count, churn, threads, layout, size).
+//! - [`values`]: one parser per value a person types (count, churn, threads, layout, size,
+//!   [`renderer`]).
 //! - [`script`]: the text format of timed actions, and a windowless replay.
 //! - [`verify`]: the proof that every layout computes bit-identical states.
 //! - [`soak`]: long runs of random actions, checked against a reference and for memory growth.
@@ -47,6 +48,7 @@ pub mod error;
 pub mod gpu;
 pub mod layout;
 pub mod memory;
+pub mod renderer;
 pub mod scalar;
 pub mod script;
 pub mod simd;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use entity_layouts::bench::{self, BenchConfig, BenchError};
+use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::values::{
     BenchCount, Churn, DotSize, EntityCount, Frames, UiScale, WindowSize,
@@ -70,6 +71,11 @@ struct AppArgs {
     /// Panel scale for projectors, 0.5 to 3.
     #[arg(long, default_value = "1", allow_hyphen_values = true)]
     ui_scale: UiScale,
+    /// How the points are drawn: compute (atomic adds into a per-pixel buffer, then one resolve
+    /// pass; the default) or quads (one instanced quad per point: the control). Where the
+    /// adapter cannot run compute, quads draw and the panel and log say why.
+    #[arg(long, default_value = "compute")]
+    renderer: Renderer,
     /// Dot size in pixels, 1 to 4 (default: adapts to the count and the window).
     #[arg(long, allow_hyphen_values = true)]
     dot_size: Option<DotSize>,
@@ -296,6 +302,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         script,
         ui_scale: args.ui_scale.0,
         dot_px: args.dot_size.map(|d| d.0),
+        renderer: args.renderer,
         seed: args.seed,
         spawn: args.spawn,
         size: [args.size.width, args.size.height],

@@ -11,6 +11,7 @@
 //! say                 # clears the caption
 //! panel hide          # the audience's HUD instead of the panel; `panel show` brings it back
 //! memory show         # the memory view: the layout's live storage, cache line by cache line
+//! renderer quads     # draw with instanced quads (the control); `renderer compute` is the default
 //! size 1920x1080      # resize the window (headless: the offscreen image)
 //! screenshot shots/boxed.png
 //! export              # screenshot, recent frames and scoreboard into a new folder
@@ -28,6 +29,7 @@ use crate::action::Action;
 use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
 use crate::values::{Churn, EntityCount, Frames, LineMs, ValueError, WindowSize};
@@ -53,7 +55,7 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// The verbs a script understands, for the error that lists them.
-const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, size, screenshot, export, pause, resume, exit";
+const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, renderer, size, screenshot, export, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     // A talk saved by a Windows editor starts with a UTF-8 byte-order mark; CRLF line ends are
@@ -139,6 +141,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 "hide" => Action::ShowPanel(false),
                 _ => return Err(fail("panel takes show or hide".into())),
             },
+            "renderer" => Action::Renderer(
+                need("compute or quads")?
+                    .parse::<Renderer>()
+                    .map_err(value)?,
+            ),
             "memory" => match need("show or hide")? {
                 "show" => Action::ShowMemory(true),
                 "hide" => Action::ShowMemory(false),
@@ -309,7 +316,7 @@ mod tests {
 
     #[test]
     fn parses_every_action() {
-        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nexport\npause\nresume\nexit\n";
+        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nrenderer quads\nrenderer Compute\nexport\npause\nresume\nexit\n";
         assert_eq!(
             parse(script).unwrap(),
             vec![
@@ -323,6 +330,8 @@ mod tests {
                 Action::Say(String::new()),
                 Action::ShowPanel(false),
                 Action::ShowMemory(true),
+                Action::Renderer(Renderer::Quads),
+                Action::Renderer(Renderer::Compute),
                 Action::Export,
                 Action::Pause(true),
                 Action::Pause(false),
@@ -351,6 +360,8 @@ mod tests {
             ("wait 0", 1, "1 to 1000000"),
             ("threads 3", 1, "1 or all"),
             ("export now", 1, "takes no value"),
+            ("renderer points", 1, "compute or quads"),
+            ("renderer", 1, "compute or quads"),
             ("panel maybe", 1, "show or hide"),
             ("memory on", 1, "memory takes show or hide"),
             ("jump 3", 1, "unknown action"),

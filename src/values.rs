@@ -8,6 +8,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use crate::layout::LayoutKind;
+use crate::renderer::Renderer;
 use crate::simd::{SimdChoice, SimdTier, available_names};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 use crate::threads::Threads;
@@ -167,6 +168,16 @@ impl FromStr for SimdTier {
                     format!("a tier this CPU has: {}", available_names()),
                 )
             })
+    }
+}
+
+impl FromStr for Renderer {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        Renderer::BOTH
+            .into_iter()
+            .find(|r| r.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| ValueError::new("renderer", text, "compute or quads"))
     }
 }
 

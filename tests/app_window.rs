@@ -20,94 +20,15 @@ use std::process::Command;
 use entity_layouts::LayoutKind;
 use entity_layouts::script::{parse, replay};
 
+mod window;
+use window::{
+    Run, Shot, have, load, missing_display, region_stats, run_in_xvfb, skip_or_fail, temp_dir,
+};
+
 const COUNT: usize = 100_000;
 const SEED: u64 = 7;
 /// Where the tour ends: past one switch chunk, so that the last switch spans frames.
 const END_COUNT: usize = 400_000;
-
-fn skip_or_fail(reason: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("the app test cannot run under CI: {reason}");
-    }
-    eprintln!("skipping the app test: {reason}");
-}
-
-fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-struct Shot {
-    width: usize,
-    height: usize,
-    rgb: Vec<[u8; 3]>,
-}
-
-fn load(path: &Path) -> Shot {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let (width, height) = (info.width as usize, info.height as usize);
-    let channels = info.line_size / width;
-    let rgb = (0..height)
-        .flat_map(|y| (0..width).map(move |x| (x, y)))
-        .map(|(x, y)| {
-            let p = &buf[y * info.line_size + x * channels..];
-            [p[0], p[1], p[2]]
-        })
-        .collect();
-    Shot { width, height, rgb }
-}
-
-/// For the columns `x0..x1` (fractions of the width): the share of pixels that differ from the
-/// clear color (read from the top-right corner, which the letterboxed world never covers), and
-/// how many distinct colors those pixels have.
-fn region_stats(shot: &Shot, x0: f32, x1: f32) -> (f64, usize) {
-    let clear = shot.rgb[shot.width - 1];
-    let mut drawn = 0usize;
-    let mut total = 0usize;
-    let mut colors = std::collections::HashSet::new();
-    for y in 0..shot.height {
-        for x in (x0 * shot.width as f32) as usize..(x1 * shot.width as f32) as usize {
-            let p = shot.rgb[y * shot.width + x];
-            total += 1;
-            if p.iter().zip(clear).any(|(&a, b)| a.abs_diff(b) > 6) {
-                drawn += 1;
-                colors.insert([p[0] >> 3, p[1] >> 3, p[2] >> 3]);
-            }
-        }
-    }
-    (drawn as f64 / total.max(1) as f64, colors.len())
-}
-
-/// Why the app cannot run here, if it cannot.
-fn missing_display() -> Option<&'static str> {
-    if !have("xvfb-run") {
-        return Some("xvfb-run is not installed (Debian package xvfb)");
-    }
-    if !Path::new("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json").exists()
-        && !Path::new("/usr/share/vulkan/icd.d").is_dir()
-    {
-        return Some("no Vulkan driver is installed (Debian package mesa-vulkan-drivers)");
-    }
-    None
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("entity-layouts-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// What a run of the app printed.
-struct Run {
-    stdout: String,
-    stderr: String,
-}
 
 /// Runs the app in a 1280x720 Xvfb screen with `script`, starting in `layout` with `count`
 /// entities; `None` when there is no adapter (the test is then skipped, or fails under CI).
@@ -146,34 +67,12 @@ fn run_app_raw(
     count: usize,
     extra: &[&str],
 ) -> Option<(Option<i32>, Run)> {
-    let script_path = dir.join("run.script");
-    std::fs::write(&script_path, script).unwrap();
-    let out = Command::new("timeout")
-        .args(["900", "xvfb-run", "-a", "-s", "-screen 0 1280x720x24"])
-        .arg(env!("CARGO_BIN_EXE_entity-layouts"))
-        .args([
-            "--layout",
-            &layout.name(),
-            "--count",
-            &count.to_string(),
-            "--seed",
-            &SEED.to_string(),
-        ])
-        .arg("--script")
-        .arg(&script_path)
-        .args(extra)
-        .env("WGPU_BACKEND", "vulkan")
-        .output()
-        .expect("xvfb-run starts");
-    let run = Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    if run.stderr.contains("no GPU adapter was found") {
-        skip_or_fail(&format!("no Vulkan adapter under Xvfb: {}", run.stderr));
-        return None;
-    }
-    Some((out.status.code(), run))
+    let count = count.to_string();
+    let seed = SEED.to_string();
+    let name = layout.name();
+    let mut args = vec!["--layout", &name, "--count", &count, "--seed", &seed];
+    args.extend_from_slice(extra);
+    run_in_xvfb(dir, script, &args)
 }
 
 /// The run's final checksum, checked against a windowless replay of the same script.
@@ -351,6 +250,7 @@ fn bad_options_exit_2_before_a_window_opens() {
         ),
         (vec!["--screenshot", "shot.jpg"], ".png"),
         (vec!["--size", "0x10"], "WIDTHxHEIGHT"),
+        (vec!["--renderer", "points"], "compute or quads"),
     ] {
         let out = Command::new(bin).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

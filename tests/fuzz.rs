@@ -39,6 +39,11 @@ fn action() -> impl Strategy<Value = Action> {
         })),
         any::<bool>().prop_map(Action::ShowPanel),
         any::<bool>().prop_map(Action::ShowMemory),
+        any::<bool>().prop_map(|quads| Action::Renderer(if quads {
+            entity_layouts::renderer::Renderer::Quads
+        } else {
+            entity_layouts::renderer::Renderer::Compute
+        })),
         Just(Action::Export),
         Just(Action::Exit),
     ]

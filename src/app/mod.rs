@@ -33,11 +33,13 @@ use bevy::window::{ExitCondition, PresentMode, PrimaryWindow, WindowResolution};
 use bevy::winit::WinitPlugin;
 use bevy_egui::EguiPlugin;
 
+use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderQueue};
 use entity_layouts::SimError;
 use entity_layouts::driver::Driver;
 use entity_layouts::gpu::GpuContext;
 use entity_layouts::memory::resident_bytes;
+use entity_layouts::renderer::Renderer;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
 use entity_layouts::{Action, LayoutKind, SpawnPattern};
@@ -65,6 +67,7 @@ pub struct AppOptions {
     pub ui_scale: f32,
     /// `None`: the dot size follows the count.
     pub dot_px: Option<f32>,
+    pub renderer: Renderer,
     pub seed: u64,
     pub spawn: SpawnPattern,
     pub size: [u32; 2],
@@ -162,10 +165,11 @@ pub fn run(options: AppOptions) -> ExitCode {
     explain_startup_failures();
     let signals = Signals::install();
     println!(
-        "entity-layouts: {} entities in {}, seed {}; Ctrl-C ends the run with its summary",
+        "entity-layouts: {} entities in {}, seed {}, drawn by the {} renderer; Ctrl-C ends the run with its summary",
         options.count,
         options.layout.name(),
-        options.seed
+        options.seed,
+        options.renderer
     );
 
     let [width, height] = options.size;
@@ -209,8 +213,12 @@ pub fn run(options: AppOptions) -> ExitCode {
     app.add_plugins((
         FrameTimeDiagnosticsPlugin::default(),
         EguiPlugin::default(),
+        // GPU time per render pass (timestamp queries): the points' draw time in the panel.
+        RenderDiagnosticsPlugin,
         SimPlugin,
-        PointsRenderPlugin,
+        PointsRenderPlugin {
+            renderer: options.renderer,
+        },
         PanelPlugin,
         HudPlugin,
         MemoryViewPlugin,

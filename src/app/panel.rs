@@ -10,12 +10,13 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
+use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::MAX_CHURN;
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::{Action, LayoutKind};
 
-use super::render::PointsView;
+use super::render::{Drawing, PointsView};
 use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
 use super::sim::{Request, Sim};
 use super::stats::{FrameStats, Series, WINDOW_S};
@@ -62,6 +63,7 @@ fn panel(
     mut ui_state: ResMut<UiState>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
     mut requests: MessageWriter<Request>,
+    drawing: Res<Drawing>,
     time: Res<Time<Real>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -87,6 +89,7 @@ fn panel(
             // checked against the window's below.
             egui::ScrollArea::vertical().show(ui, |ui| {
                 controls(ui, &sim, &mut ui_state, &mut windows, &mut want);
+                renderer_row(ui, &drawing, &stats, &mut want);
                 ui.separator();
                 readouts(ui, &sim, &stats);
                 ui.separator();
@@ -315,6 +318,42 @@ fn controls(
     });
 }
 
+/// Which renderer draws, its GPU time, and why compute cannot draw where it cannot.
+fn renderer_row(ui: &mut egui::Ui, drawing: &Drawing, stats: &FrameStats, want: &mut Vec<Action>) {
+    ui.horizontal(|ui| {
+        ui.label("draw").on_hover_text(
+            "how the points are drawn (D): compute adds them into a per-pixel buffer with atomics; \
+             quads, the control, rasterizes one instanced quad per point",
+        );
+        let mut renderer = drawing.requested;
+        let compute = ui.add_enabled(
+            drawing.compute_blocked.is_none() || drawing.requested == Renderer::Compute,
+            egui::RadioButton::new(renderer == Renderer::Compute, "compute"),
+        );
+        if let Some(reason) = &drawing.compute_blocked {
+            compute.on_disabled_hover_text(reason.as_str());
+        } else if compute.clicked() {
+            renderer = Renderer::Compute;
+        }
+        ui.radio_value(&mut renderer, Renderer::Quads, "quads");
+        if renderer != drawing.requested {
+            want.push(Action::Renderer(renderer));
+        }
+        let draw = stats.draw.summary().0;
+        if stats.draw.points().next().is_some() {
+            ui.label(format!("{draw:.2} ms GPU"))
+                .on_hover_text("the points' draw time on the GPU, p50 (timestamp queries)");
+        }
+    });
+    if let Some(reason) = drawing.fallback_reason() {
+        ui.label(
+            RichText::new(format!("quads draw: {reason}"))
+                .small()
+                .color(Color32::from_rgb(240, 180, 60)),
+        );
+    }
+}
+
 /// Why the gpu layout cannot run here, if it cannot (no adapter, no compute).
 fn gpu_unavailable() -> Option<String> {
     entity_layouts::gpu::context::availability().err()
@@ -515,7 +554,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = G layout · Up/Down count x2 /2 · Space pause · S SIMD · H panel/HUD · M memory · E export · F fullscreen",
+            "keys: 1-9 0 - = G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · F fullscreen",
         )
         .small()
         .weak(),

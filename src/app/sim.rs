@@ -16,7 +16,7 @@ use entity_layouts::driver::UntilOverResult;
 use entity_layouts::layout::DeviceTime;
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
-use super::render::GatheredPoints;
+use super::render::{DRAW_GPU, Drawing, GatheredPoints};
 use super::stats::{FrameSplit, FrameStats, Setting};
 
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
@@ -290,6 +290,7 @@ fn gather(
 fn record_frame(
     time: Res<Time<Real>>,
     diagnostics: Res<DiagnosticsStore>,
+    drawing: Res<Drawing>,
     mut sim: ResMut<Sim>,
     mut stats: ResMut<FrameStats>,
 ) {
@@ -302,10 +303,18 @@ fn record_frame(
         sim.scoreboard_stale = false;
         sim.scoreboard_count = sim.driver.len();
     }
+    // The latest measurement, which may be a few frames old: none right after a renderer
+    // change, when it would still be the other renderer's.
+    let draw_ms = diagnostics
+        .get(&DRAW_GPU)
+        .and_then(|d| d.measurement())
+        .filter(|_| drawing.settled())
+        .map_or(f32::NAN, |m| m.value as f32);
     let split = FrameSplit {
         frame_ms,
         simulate_ms: sim.simulate_ms,
         gather_ms: sim.gather_ms,
+        draw_ms,
     };
     // Frames spent spawning, switching or paused say nothing about a layout's steady cost.
     let steady = !sim.driver.growing()
@@ -313,12 +322,14 @@ fn record_frame(
         && !sim.busy_this_frame
         && !sim.driver.paused()
         && !sim.frozen
+        && drawing.settled()
         && frame_ms > 0.0;
     let setting = Setting {
         kind: sim.driver.kind(),
         threads: sim.driver.threads(),
         simd: sim.driver.simd_in_use(),
         count: sim.driver.len(),
+        renderer: drawing.in_use,
     };
     stats.record(time.elapsed_secs_f64(), setting, split, steady);
 }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use bevy::prelude::Resource;
 
 use entity_layouts::LayoutKind;
+use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::threads::Threads;
 
@@ -67,6 +68,10 @@ pub struct FrameSplit {
     /// Gathering the points into wgpu's staging memory: the gather is the upload (the GPU's own
     /// copy out of staging happens in the render thread, in the rest of the frame).
     pub gather_ms: f32,
+    /// The points' draw on the GPU (Bevy's render diagnostic, timestamp queries; it arrives a
+    /// few frames late). NaN where it was not measured: no timestamps, or the frames right
+    /// after a renderer change.
+    pub draw_ms: f32,
 }
 
 impl FrameSplit {
@@ -86,6 +91,8 @@ pub struct FrameStats {
     pub frame: Series,
     pub simulate: Series,
     pub gather_upload: Series,
+    /// The points' draw time on the GPU, where measured.
+    pub draw: Series,
     /// Everything else in the frame: rendering, egui, Bevy's own systems, presenting.
     pub rest: Series,
     /// Steady frames since start per (layout, threads, entity count), for the exit summary.
@@ -120,6 +127,8 @@ pub struct Setting {
     /// The tier the layout's kernels ran on (the baseline for layouts without per-tier ones).
     pub simd: SimdTier,
     pub count: usize,
+    /// The renderer that drew the points.
+    pub renderer: Renderer,
 }
 
 const PER_SETTING_CAP: usize = 100_000;
@@ -146,6 +155,9 @@ impl FrameStats {
             self.simulate.push(t, split.simulate_ms);
         }
         self.gather_upload.push(t, split.gather_ms);
+        if split.draw_ms.is_finite() {
+            self.draw.push(t, split.draw_ms);
+        }
         self.rest.push(t, split.rest_ms());
         if !steady {
             return;
@@ -171,21 +183,19 @@ impl FrameStats {
     /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
     pub fn recent_csv(&self) -> String {
         let mut out = String::from(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads,simd\n",
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd\n",
         );
         for r in &self.recent {
             out.push_str(&format!(
-                "{},{:.4},{:.4},{},{:.4},{},{},{},{}\n",
+                "{},{:.4},{:.4},{},{:.4},{},{},{},{},{},{}\n",
                 r.frame,
                 r.t,
                 r.split.frame_ms,
                 // Empty where the gpu layout's time was not measured.
-                if r.split.simulate_ms.is_finite() {
-                    format!("{:.4}", r.split.simulate_ms)
-                } else {
-                    String::new()
-                },
+                finite_or_empty(r.split.simulate_ms),
                 r.split.gather_ms,
+                finite_or_empty(r.split.draw_ms),
+                r.setting.renderer.name(),
                 r.setting.kind.name(),
                 r.setting.count,
                 r.setting.threads.name(),
@@ -206,21 +216,42 @@ impl FrameStats {
                 let (s50, _, _) = col(|s| s.simulate_ms);
                 let (g50, _, _) = col(|s| s.gather_ms);
                 let (r50, _, _) = col(|s| s.rest_ms());
+                // Only the frames whose draw time was measured.
+                let drawn: Vec<f32> = frames
+                    .iter()
+                    .map(|s| s.draw_ms)
+                    .filter(|v| v.is_finite())
+                    .collect();
+                let draw = if drawn.is_empty() {
+                    "     n/a   ".to_string()
+                } else {
+                    format!("{:8.3} ms", percentiles(drawn).0)
+                };
                 let simulate = if s50.is_finite() {
                     format!("{s50:8.3} ms")
                 } else {
                     "     n/a   ".to_string()
                 };
                 format!(
-                    "{:<16} threads={:<3} simd={:<8} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms",
+                    "{:<16} threads={:<3} simd={:<8} renderer={:<7} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms  draw p50 {draw}",
                     setting.kind.name(),
                     setting.threads.name(),
                     setting.simd.name(),
+                    setting.renderer.name(),
                     setting.count,
                     frames.len(),
                 )
             })
             .collect()
+    }
+}
+
+/// A CSV cell: the value, or empty where it was not measured.
+fn finite_or_empty(ms: f32) -> String {
+    if ms.is_finite() {
+        format!("{ms:.4}")
+    } else {
+        String::new()
     }
 }
 
@@ -248,6 +279,7 @@ mod tests {
             threads: Threads::One,
             simd: SimdTier::Baseline,
             count: 7,
+            renderer: Renderer::Compute,
         };
         for i in 0..1500 {
             let split = FrameSplit {
@@ -262,6 +294,10 @@ mod tests {
         // 10 s at 100 frames a second, plus the header.
         assert!((1000..=1002).contains(&rows.len()), "{}", rows.len());
         assert!(rows.last().unwrap().starts_with("1500,14.99"));
-        assert!(rows[1].ends_with(",soa,7,1,baseline"));
+        assert!(
+            rows[1].ends_with(",compute,soa,7,1,baseline"),
+            "{}",
+            rows[1]
+        );
     }
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
+use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
 use entity_layouts::{Action, LayoutKind};
@@ -20,6 +21,7 @@ use bevy::render::render_resource::Extent3d;
 use entity_layouts::values::WindowSize;
 
 use super::hud::Caption;
+use super::render::Drawing;
 use super::scoreboard::count_label;
 use super::shots::{ShotTarget, Shots, export, take_screenshot};
 use super::sim::{Request, Sim, SimSet};
@@ -120,6 +122,7 @@ fn keys(
     input: Res<ButtonInput<KeyCode>>,
     sim: Res<Sim>,
     ui_state: Res<UiState>,
+    drawing: Res<Drawing>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
     mut requests: MessageWriter<Request>,
 ) {
@@ -151,6 +154,9 @@ fn keys(
             SimdChoice::Best => SimdChoice::Baseline,
         };
         requests.write(Request(Action::Simd(other)));
+    }
+    if input.just_pressed(KeyCode::KeyD) {
+        requests.write(Request(Action::Renderer(drawing.requested.other())));
     }
     if input.just_pressed(KeyCode::KeyM) {
         requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));
@@ -208,6 +214,7 @@ fn dispatch(
     mut canvas: ResMut<Canvas>,
     mut images: ResMut<Assets<Image>>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
+    mut drawing: ResMut<Drawing>,
     stats: Res<FrameStats>,
     target: Res<ShotTarget>,
 ) {
@@ -241,6 +248,16 @@ fn dispatch(
             }
             Action::ShowPanel(show) => ui_state.panel_visible = *show,
             Action::ShowMemory(show) => ui_state.memory_visible = *show,
+            Action::Renderer(renderer) => {
+                drawing.requested = *renderer;
+                let result = match (renderer, &drawing.compute_blocked) {
+                    (Renderer::Compute, Some(reason)) => Err(format!(
+                        "the compute renderer cannot draw here ({reason}): the quads draw"
+                    )),
+                    _ => Ok(format!("drawing with the {renderer} renderer")),
+                };
+                sim.report(result);
+            }
             Action::Resize(size) => {
                 resize_canvas(&target, &mut images, &mut windows, &mut canvas, *size);
             }

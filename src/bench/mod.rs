@@ -31,6 +31,8 @@ mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
 mod exp_random_access;
+#[cfg(feature = "app")]
+mod exp_render;
 mod exp_shrink;
 pub mod exp_simd;
 mod exp_spawn;
@@ -198,6 +200,8 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_gpu::Gpu,
         #[cfg(feature = "gpu")]
         &exp_upload::Upload,
+        #[cfg(feature = "app")]
+        &exp_render::Render,
     ]
 }
 
