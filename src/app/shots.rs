@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 
-use super::render::RenderReady;
+use super::render::{Drawing, RenderReady, choose_renderer};
 use super::scoreboard::{self, rows, svg};
 use super::sim::Sim;
 use super::stats::FrameStats;
+use entity_layouts::renderer::Renderer;
 
 /// Where screenshots come from: the offscreen image in headless mode, else the window.
 #[derive(Resource)]
@@ -31,6 +32,9 @@ pub struct Shots {
     pub failed: Vec<PathBuf>,
     /// Where exports go; each export is a new timestamped folder inside it.
     export_dir: PathBuf,
+    /// The renderer that draws this frame, which a capture asked for now records: the log says
+    /// which renderer drew each screenshot.
+    drawn_by: Renderer,
 }
 
 impl Shots {
@@ -51,8 +55,13 @@ pub struct ShotsPlugin;
 
 impl Plugin for ShotsPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Last, take_deferred);
+        app.add_systems(First, follow_renderer.after(choose_renderer))
+            .add_systems(Last, take_deferred);
     }
+}
+
+fn follow_renderer(drawing: Res<Drawing>, mut shots: ResMut<Shots>) {
+    shots.drawn_by = drawing.in_use;
 }
 
 /// Frames after the first drawn one before screenshots are taken: egui's and our pipelines
@@ -89,6 +98,7 @@ pub fn take_screenshot(
         return;
     }
     shots.pending += 1;
+    let drawn_by = shots.drawn_by;
     let screenshot = match &target.0 {
         Some(image) => Screenshot::image(image.clone()),
         None => Screenshot::primary_window(),
@@ -102,12 +112,19 @@ pub fn take_screenshot(
                 shots.deferred.push(path.clone());
                 return;
             }
-            if let Err(e) = save_png(&captured.image, &path) {
-                sim.report(Err(format!(
-                    "cannot save screenshot {}: {e}",
+            match save_png(&captured.image, &path) {
+                Ok(()) => println!(
+                    "[frame {}] screenshot {} (drawn by the {drawn_by} renderer)",
+                    sim.driver.frame(),
                     path.display()
-                )));
-                shots.failed.push(path.clone());
+                ),
+                Err(e) => {
+                    sim.report(Err(format!(
+                        "cannot save screenshot {}: {e}",
+                        path.display()
+                    )));
+                    shots.failed.push(path.clone());
+                }
             }
         },
     );

@@ -231,6 +231,17 @@ pub(super) fn prepare(
     let world = [x, y, (right - x).max(1.0), (bottom - y).max(1.0)];
     let rect = AccumulationRect::covering(world);
     let bytes = rect.bytes();
+    // The main world checks this before it picks compute, from the last frame's rectangle: a
+    // canvas resized past the limit in this very frame draws no points for this one frame, and
+    // the quads draw from the next one on.
+    let limits = device.limits();
+    if bytes
+        > limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+    {
+        return;
+    }
     // Made again when the rectangle outgrows it, or shrinks below a quarter of it.
     if raster
         .light

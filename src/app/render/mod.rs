@@ -273,9 +273,10 @@ fn check_adapter(
     }
 }
 
-/// Picks the renderer for this frame: the one asked for where it can draw, else quads, and says
-/// so (once per reason) in the log.
-fn choose_renderer(view: Res<PointsView>, mut drawing: ResMut<Drawing>) {
+/// Picks the renderer for this frame, before anything asks for a screenshot of it: the one
+/// asked for (by the end of the last frame) where it can draw, else quads, and says so (once per
+/// reason) in the log.
+pub fn choose_renderer(view: Res<PointsView>, mut drawing: ResMut<Drawing>) {
     let [x, y, w, h] = view.viewport;
     let bytes = compute::AccumulationRect::covering([x, y, w, h]).bytes();
     let blocked = drawing.adapter_lacks.clone().or_else(|| {
@@ -338,7 +339,7 @@ impl Plugin for PointsRenderPlugin {
             .insert_resource(Drawing::new(self.renderer))
             .insert_resource(ready.clone())
             .add_systems(Startup, check_adapter)
-            .add_systems(Last, choose_renderer);
+            .add_systems(First, choose_renderer);
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
