@@ -148,7 +148,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
     assert!(
         frames.starts_with(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,layout,n,threads,simd\n"
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd\n"
         ) && frames.lines().count() > 10,
         "{frames}"
     );

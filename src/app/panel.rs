@@ -40,6 +40,8 @@ const MIN_PLOT_HEIGHT: f32 = 48.0;
 const FRAME_COLOR: Color32 = Color32::WHITE;
 const SIMULATE_COLOR: Color32 = Color32::from_rgb(255, 180, 60);
 const GATHER_COLOR: Color32 = Color32::from_rgb(90, 170, 255);
+/// Notes that a figure is missing or stood in for (no GPU time, the quads drawing for compute).
+const AMBER: Color32 = Color32::from_rgb(240, 180, 60);
 
 pub struct PanelPlugin;
 
@@ -88,8 +90,7 @@ fn panel(
             // Scrolls only on a window smaller than a projector's; the content's height is
             // checked against the window's below.
             egui::ScrollArea::vertical().show(ui, |ui| {
-                controls(ui, &sim, &mut ui_state, &mut windows, &mut want);
-                renderer_row(ui, &drawing, &stats, &mut want);
+                controls(ui, &sim, &drawing, &mut ui_state, &mut windows, &mut want);
                 ui.separator();
                 readouts(ui, &sim, &stats);
                 ui.separator();
@@ -146,6 +147,7 @@ fn make_room(ui_state: &mut UiState, overflow: f32, scoreboard_rows: usize) -> b
 fn controls(
     ui: &mut egui::Ui,
     sim: &Sim,
+    drawing: &Drawing,
     ui_state: &mut UiState,
     windows: &mut Query<&mut Window, With<PrimaryWindow>>,
     want: &mut Vec<Action>,
@@ -286,6 +288,7 @@ fn controls(
         if simd != sim.driver.simd() {
             want.push(Action::Simd(simd));
         }
+        renderer_picker(ui, drawing, want);
     });
     ui.horizontal(|ui| {
         let mut churn = sim.driver.churn();
@@ -318,39 +321,41 @@ fn controls(
     });
 }
 
-/// Which renderer draws, its GPU time, and why compute cannot draw where it cannot.
-fn renderer_row(ui: &mut egui::Ui, drawing: &Drawing, stats: &FrameStats, want: &mut Vec<Action>) {
-    ui.horizontal(|ui| {
-        ui.label("draw").on_hover_text(
-            "how the points are drawn (D): compute adds them into a per-pixel buffer with atomics; \
-             quads, the control, rasterizes one instanced quad per point",
-        );
-        let mut renderer = drawing.requested;
-        let compute = ui.add_enabled(
-            drawing.compute_blocked.is_none() || drawing.requested == Renderer::Compute,
-            egui::RadioButton::new(renderer == Renderer::Compute, "compute"),
-        );
-        if let Some(reason) = &drawing.compute_blocked {
-            compute.on_disabled_hover_text(reason.as_str());
-        } else if compute.clicked() {
-            renderer = Renderer::Compute;
-        }
-        ui.radio_value(&mut renderer, Renderer::Quads, "quads");
-        if renderer != drawing.requested {
-            want.push(Action::Renderer(renderer));
-        }
-        let draw = stats.draw.summary().0;
-        if stats.draw.points().next().is_some() {
-            ui.label(format!("{draw:.2} ms GPU"))
-                .on_hover_text("the points' draw time on the GPU, p50 (timestamp queries)");
-        }
-    });
+/// The renderer selector, on the SIMD row (a row of its own would not fit 720 lines at UI scale
+/// 1.25): which renderer draws, and, where compute cannot, that the quads stand in and why.
+fn renderer_picker(ui: &mut egui::Ui, drawing: &Drawing, want: &mut Vec<Action>) {
+    ui.separator();
+    ui.label("draw").on_hover_text(
+        "how the points are drawn (D): compute adds them into a per-pixel buffer with atomics; \
+         quads, the control, rasterizes one instanced quad per point",
+    );
+    let selected = match drawing.fallback_reason() {
+        Some(_) => RichText::new("quads (fallback)").color(AMBER),
+        None => RichText::new(drawing.in_use.name()),
+    };
+    let combo = egui::ComboBox::from_id_salt("renderer")
+        .selected_text(selected)
+        .width(80.0)
+        .show_ui(ui, |ui| {
+            for renderer in Renderer::BOTH {
+                let blocked = (renderer == Renderer::Compute)
+                    .then_some(drawing.compute_blocked.as_deref())
+                    .flatten();
+                let item = ui.add_enabled(
+                    blocked.is_none(),
+                    egui::Button::selectable(drawing.requested == renderer, renderer.name()),
+                );
+                if let Some(reason) = blocked {
+                    item.on_disabled_hover_text(reason);
+                } else if item.clicked() && renderer != drawing.requested {
+                    want.push(Action::Renderer(renderer));
+                }
+            }
+        });
     if let Some(reason) = drawing.fallback_reason() {
-        ui.label(
-            RichText::new(format!("quads draw: {reason}"))
-                .small()
-                .color(Color32::from_rgb(240, 180, 60)),
-        );
+        combo
+            .response
+            .on_hover_text(format!("the compute renderer cannot draw here: {reason}"));
     }
 }
 
@@ -371,7 +376,7 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
         ui.label(
             RichText::new(format!("simulate on the GPU: not measured ({note})"))
                 .size(16.0)
-                .color(Color32::from_rgb(240, 180, 60)),
+                .color(AMBER),
         );
     } else {
         ui.horizontal(|ui| {
@@ -411,6 +416,10 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
             "ms · gather+upload {:.2} ms",
             stats.gather_upload.last()
         ));
+        if stats.draw.points().next().is_some() {
+            ui.label(format!("· draw {:.2} ms GPU", stats.draw.summary().0))
+                .on_hover_text("the points' passes on the GPU, p50 (timestamp queries)");
+        }
     });
 }
 
@@ -525,7 +534,7 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, row_heig
         ui.label(
             RichText::new("gpu: no bar, its simulate time is not measured (see above)")
                 .small()
-                .color(Color32::from_rgb(240, 180, 60)),
+                .color(AMBER),
         );
     }
 }
