@@ -6,8 +6,8 @@
 //! points' passes). Each cell is one process; a figure is the median over processes
 //! [min..max], as the headline's are.
 //!
-//! The targets (lavapipe, 2 cores): at 1M the compute renderer's draw at most 1/10 of the
-//! quads'; a 1M frame (soa, 1280x720) at most 60 ms; a 10M frame at most 400 ms. On a real GPU:
+//! The targets (lavapipe, 2 cores): at 1M the compute renderer's time at most 1/10 of the
+//! quads' (read as the frame's rest: lavapipe's timestamps do not cover a compute dispatch); a 1M frame (soa, 1280x720) at most 60 ms; a 10M frame at most 400 ms. On a real GPU:
 //! the gpu layout's 100M at 60 fps at 1920x1080; at 10M, drawing in at most 2 ms.
 //!
 //! Without a GPU adapter (not even a software one) the app cannot start: the experiment says
@@ -286,6 +286,10 @@ impl Experiment for Render {
                     v(Renderer::Compute, "draw_ms"),
                     v(Renderer::Quads, "draw_ms"),
                 );
+                let (cr, qr) = (
+                    v(Renderer::Compute, "rest_ms"),
+                    v(Renderer::Quads, "rest_ms"),
+                );
                 let fps =
                     |f: &[f64]| summary(f).map_or("-".into(), |(m, ..)| format!("{:.1}", 1e3 / m));
                 rows.push(vec![
@@ -293,11 +297,13 @@ impl Experiment for Render {
                     format!("`{name}`"),
                     short(n),
                     range(&cf),
+                    range(&cr),
                     range(&cd),
                     fps(&cf),
                     range(&qf),
+                    range(&qr),
                     range(&qd),
-                    range(&ratio(&qd, &cd)),
+                    range(&ratio(&qr, &cr)),
                     range(&ratio(&qf, &cf)),
                 ]);
             }
@@ -306,11 +312,11 @@ impl Experiment for Render {
             |size: &str, n: usize, metric: &str| values("soa", n, size, Renderer::Compute, metric);
         let mut goals = String::new();
         if counts(cfg).contains(&1_000_000) {
-            let cd = target("1280x720", 1_000_000, "draw_ms");
-            let qd = values("soa", 1_000_000, "1280x720", Renderer::Quads, "draw_ms");
+            let cr = target("1280x720", 1_000_000, "rest_ms");
+            let qr = values("soa", 1_000_000, "1280x720", Renderer::Quads, "rest_ms");
             goals.push_str(&format!(
-                "- 1M, 1280x720: quads' draw / compute's draw ≥ 10: {}\n- 1M frame (soa, 1280x720, compute) ≤ 60 ms: {}\n",
-                spread(&ratio(&qd, &cd), |r| r >= 10.0),
+                "- 1M, 1280x720: the quads' rest / compute's rest ≥ 10: {}\n- 1M frame (soa, 1280x720, compute) ≤ 60 ms: {}\n",
+                spread(&ratio(&qr, &cr), |r| r >= 10.0),
                 spread(&target("1280x720", 1_000_000, "frame_ms"), |ms| ms <= 60.0),
             ));
         }
@@ -343,7 +349,7 @@ impl Experiment for Render {
         }
         let (r, f) = rounds(cfg, 1_000_000);
         format!(
-            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer ({} at 10M), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; draw = the points' passes on the GPU (timestamps; on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation). Each cell: median [min..max] over processes.\n\n{}{}",
+            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer ({} at 10M), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
             reps(cfg),
             rounds(cfg, 10_000_000).1,
             table(
@@ -352,11 +358,13 @@ impl Experiment for Render {
                     "layout",
                     "entities",
                     "compute frame ms",
-                    "compute draw ms",
+                    "compute rest ms",
+                    "compute draw ms (timestamps)",
                     "compute fps",
                     "quads frame ms",
-                    "quads draw ms",
-                    "draw quads / compute",
+                    "quads rest ms",
+                    "quads draw ms (timestamps)",
+                    "rest quads / compute",
                     "frame quads / compute",
                 ],
                 &rows

@@ -266,9 +266,38 @@ pub fn run(
             records.append(&mut got);
         }
     }
+    let seconds = started.elapsed().as_secs_f64();
+    let markdown = render_markdown(
+        cfg,
+        selected,
+        &records,
+        &command,
+        &machine.line(),
+        &method,
+        seconds,
+    );
+    Ok(Report {
+        machine,
+        method,
+        command,
+        records,
+        markdown,
+        seconds,
+    })
+}
+
+/// The report's Markdown from its records: the header, each experiment's tables, the time.
+pub fn render_markdown(
+    cfg: &BenchConfig,
+    selected: &[&'static dyn Experiment],
+    records: &[Record],
+    command: &str,
+    machine_line: &str,
+    method: &str,
+    seconds: f64,
+) -> String {
     let mut markdown = format!(
-        "# entity-layouts bench\n\nCommand: `{command}`\n\nMachine: {}\n\nMethod: {method}; {}.\n",
-        machine.line(),
+        "# entity-layouts bench\n\nCommand: `{command}`\n\nMachine: {machine_line}\n\nMethod: {method}; {}.\n",
         if cfg.in_process {
             "all cells in this process"
         } else {
@@ -282,18 +311,10 @@ pub fn run(
             .cloned()
             .collect();
         markdown.push_str(&format!("\n## {}\n\n", experiment.title()));
-        markdown.push_str(&experiment.render(cfg, &mine, &records));
+        markdown.push_str(&experiment.render(cfg, &mine, records));
     }
-    let seconds = started.elapsed().as_secs_f64();
     markdown.push_str(&format!("\nTotal bench time: {seconds:.1} s.\n"));
-    Ok(Report {
-        machine,
-        method,
-        command,
-        records,
-        markdown,
-        seconds,
-    })
+    markdown
 }
 
 /// Runs one cell in a child process of this same binary and reads its records back.

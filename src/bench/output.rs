@@ -60,6 +60,10 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchErr
 pub struct SavedRun {
     pub records: Vec<Record>,
     pub machine: Option<Machine>,
+    /// The run's command line, method and total time, as its report printed them.
+    pub command: String,
+    pub method: String,
+    pub seconds: f64,
 }
 
 /// Reads a run's `results.json` back.
@@ -76,10 +80,16 @@ pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
     Ok(SavedRun {
         records,
         machine: serde_json::from_value(value["machine"].clone()).ok(),
+        command: value["command"].as_str().unwrap_or("unknown").to_string(),
+        method: value["method"].as_str().unwrap_or("unknown").to_string(),
+        seconds: value["seconds"].as_f64().unwrap_or(f64::NAN),
     })
 }
 
-/// Redraws the plots of an earlier run from its `results.json`, into the same folder.
+/// Redraws the plots and the Markdown report of an earlier run from its `results.json`, into
+/// the same folder: a table whose layout changed reads the numbers already measured. The tables
+/// are rendered as the run's `--quick` and `--in-process` had them; an experiment that recorded
+/// nothing (skipped for want of an adapter) is left out.
 pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
     let run = read_results(json_path)?;
     let dir = json_path.parent().unwrap_or(Path::new("."));
@@ -88,5 +98,23 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
         write_atomically(&dir.join(&name), svg.as_bytes())?;
         written.push(name);
     }
+    let mut cfg = super::BenchConfig::new(run.command.contains("--quick"));
+    cfg.in_process = run.command.contains("--in-process");
+    let selected: Vec<_> = super::experiments()
+        .into_iter()
+        .filter(|e| run.records.iter().any(|r| r.experiment == e.name()))
+        .collect();
+    let machine = run.machine.as_ref().map_or("unknown".into(), Machine::line);
+    let markdown = super::render_markdown(
+        &cfg,
+        &selected,
+        &run.records,
+        &run.command,
+        &machine,
+        &run.method,
+        run.seconds,
+    );
+    write_atomically(&dir.join("results.md"), markdown.as_bytes())?;
+    written.push("results.md".into());
     Ok(written)
 }
