@@ -303,6 +303,11 @@ fn record_frame(
         sim.scoreboard_stale = false;
         sim.scoreboard_count = sim.driver.len();
     }
+    // The panel's draw readout starts over with a new renderer, as the scoreboard does with a
+    // new count.
+    if drawing.frames_since_change == 0 {
+        stats.draw = Default::default();
+    }
     // The latest measurement, which may be a few frames old: none right after a renderer
     // change, when it would still be the other renderer's.
     let draw_ms = diagnostics
