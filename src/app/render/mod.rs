@@ -315,24 +315,26 @@ pub struct PointsRenderPlugin {
 impl Plugin for PointsRenderPlugin {
     fn build(&self, app: &mut App) {
         let mut shaders = app.world_mut().resource_mut::<Assets<Shader>>();
+        let mut add =
+            |source: &'static str, path: &'static str| shaders.add(Shader::from_wgsl(source, path));
         // The shared part is found by its import path (`entity_layouts::points`); its handle is
         // kept, or the asset would be dropped before the others import it.
-        let common = shaders.add(Shader::from_wgsl(
+        let common = add(
             include_str!("../../../assets/shaders/points_common.wgsl"),
             "shaders/points_common.wgsl",
-        ));
-        let quads = shaders.add(Shader::from_wgsl(
+        );
+        let quads = add(
             include_str!("../../../assets/shaders/points.wgsl"),
             "shaders/points.wgsl",
-        ));
-        let raster = shaders.add(Shader::from_wgsl(
+        );
+        let raster = add(
             include_str!("../../../assets/shaders/points_raster.wgsl"),
             "shaders/points_raster.wgsl",
-        ));
-        let resolve = shaders.add(Shader::from_wgsl(
+        );
+        let resolve = add(
             include_str!("../../../assets/shaders/points_resolve.wgsl"),
             "shaders/points_resolve.wgsl",
-        ));
+        );
         let ready = RenderReady::default();
         app.init_resource::<GatheredPoints>()
             .init_resource::<PointsView>()
