@@ -92,7 +92,7 @@ fn panel(
             egui::ScrollArea::vertical().show(ui, |ui| {
                 controls(ui, &sim, &drawing, &mut ui_state, &mut windows, &mut want);
                 ui.separator();
-                readouts(ui, &sim, &stats);
+                readouts(ui, &sim, &stats, &drawing);
                 ui.separator();
                 frame_plot(ui, &stats, &mut ui_state, time.elapsed_secs_f64());
                 ui.separator();
@@ -364,7 +364,7 @@ fn gpu_unavailable() -> Option<String> {
     entity_layouts::gpu::context::availability().err()
 }
 
-fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
+fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing) {
     // The active layout's steady frames only, so a switch shows the new layout's cost at once.
     let simulate = stats
         .scoreboard
@@ -416,7 +416,13 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats) {
             "ms · gather+upload {:.2} ms",
             stats.gather_upload.last()
         ));
-        if stats.draw.points().next().is_some() {
+        if drawing.timestamps_miss_compute() {
+            // A number that leaves out most of the work is worse than none.
+            ui.label("· draw: in the rest").on_hover_text(
+                "a software adapter's timestamps leave out compute dispatches: the compute \
+                 renderer's time is in the frame's rest (frame - simulate - gather)",
+            );
+        } else if stats.draw.points().next().is_some() {
             ui.label(format!("· draw {:.2} ms GPU", stats.draw.summary().0))
                 .on_hover_text("the points' passes on the GPU, p50 (timestamp queries)");
         }

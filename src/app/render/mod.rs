@@ -47,7 +47,9 @@ use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::render_resource::{
     Buffer, BufferDescriptor, BufferUsages, DownlevelFlags, PipelineCache, WgpuLimits,
 };
-use bevy::render::renderer::{RenderAdapter, RenderContext, RenderDevice, RenderQueue, ViewQuery};
+use bevy::render::renderer::{
+    RenderAdapter, RenderAdapterInfo, RenderContext, RenderDevice, RenderQueue, ViewQuery,
+};
 use bevy::render::view::ViewTarget;
 use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup, RenderSystems};
 use bevy::shader::ShaderDefVal;
@@ -191,6 +193,10 @@ pub struct Drawing {
     /// Frames since the renderer in use last changed: the draw time of the first frames after a
     /// change is still the other renderer's (timestamps arrive a few frames late).
     pub frames_since_change: u32,
+    /// A software adapter (lavapipe): its timestamps do not cover a compute dispatch (the
+    /// compute renderer's measured draw stays at 5 ms from 10k to 10M points while its frame
+    /// grows by 25 ns a point; docs/RESULTS.md, drawing millions).
+    software_adapter: bool,
 }
 
 impl Drawing {
@@ -202,7 +208,13 @@ impl Drawing {
             adapter_lacks: Some("the renderer's device does not exist yet".into()),
             max_binding_bytes: 0,
             frames_since_change: 0,
+            software_adapter: false,
         }
+    }
+
+    /// Whether the points' measured GPU time would leave out the compute renderer's raster pass.
+    pub fn timestamps_miss_compute(&self) -> bool {
+        self.software_adapter && self.in_use == Renderer::Compute
     }
 
     /// Whether this frame's draw time belongs to the renderer in use.
@@ -252,9 +264,11 @@ pub fn compute_renderer_lacks(flags: DownlevelFlags, limits: &WgpuLimits) -> Opt
 /// Reads what the adapter offers the compute renderer, once its device exists.
 fn check_adapter(
     adapter: Option<Res<RenderAdapter>>,
+    info: Option<Res<RenderAdapterInfo>>,
     device: Option<Res<RenderDevice>>,
     mut drawing: ResMut<Drawing>,
 ) {
+    drawing.software_adapter = info.is_some_and(|i| i.0.device_type == wgpu::DeviceType::Cpu);
     let (Some(adapter), Some(device)) = (adapter, device) else {
         drawing.adapter_lacks = Some("the renderer has no GPU device".into());
         return;
