@@ -24,13 +24,13 @@ use bevy::render::render_resource::{
     BlendFactor, BlendOperation, BlendState, Buffer, BufferDescriptor, BufferUsages,
     CachedComputePipelineId, CachedRenderPipelineId, ColorTargetState, ColorWrites,
     ComputePassDescriptor, ComputePipelineDescriptor, FragmentState, PipelineCache,
-    RenderPassDescriptor, RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexState,
+    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexState,
 };
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue};
 use bevy::render::view::ViewTarget;
 use bytemuck::{Pod, Zeroable};
 
-use super::{PointsShaders, RenderPoints, point_format_defs};
+use super::{PointsShaders, RenderPoints, params_buffer, point_format_defs, points_render_pass};
 use entity_layouts::renderer::Renderer;
 
 /// Invocations per workgroup of the raster pass (`@workgroup_size` in `points_raster.wgsl`).
@@ -131,12 +131,7 @@ pub(super) fn init_pipelines(
             ),
         ),
     );
-    let params = device.create_buffer(&BufferDescriptor {
-        label: Some("points_raster_params"),
-        size: PARAMS_BYTES,
-        usage: BufferUsages::UNIFORM | BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let params = params_buffer(&device, "points_raster_params", PARAMS_BYTES);
     commands.insert_resource(ComputeRaster {
         raster_layout,
         resolve_layout,
@@ -331,15 +326,7 @@ impl ComputeRaster {
         }
         let [bx, by] = frame.rect.base.map(|v| v as f32);
         let [dw, dh] = frame.rect.dims.map(|v| v as f32);
-        let mut pass = ctx.begin_tracked_render_pass(RenderPassDescriptor {
-            label: Some("points_resolve"),
-            color_attachments: &[Some(target.get_color_attachment())],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_viewport(bx, by, dw, dh, 0.0, 1.0);
+        let mut pass = points_render_pass(ctx, target, "points_resolve", [bx, by, dw, dh]);
         pass.set_render_pipeline(resolve);
         pass.set_bind_group(0, &frame.resolve, &[]);
         pass.draw(0..3, 0..1);

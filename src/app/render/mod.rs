@@ -44,8 +44,10 @@ use bevy::core_pipeline::Core2dSystems;
 use bevy::diagnostic::DiagnosticPath;
 use bevy::prelude::*;
 use bevy::render::diagnostic::RecordDiagnostics;
+use bevy::render::render_phase::TrackedRenderPass;
 use bevy::render::render_resource::{
-    Buffer, BufferDescriptor, BufferUsages, DownlevelFlags, PipelineCache, WgpuLimits,
+    Buffer, BufferDescriptor, BufferUsages, DownlevelFlags, PipelineCache, RenderPassDescriptor,
+    WgpuLimits,
 };
 use bevy::render::renderer::{
     RenderAdapter, RenderAdapterInfo, RenderContext, RenderDevice, RenderQueue, ViewQuery,
@@ -429,6 +431,36 @@ fn point_format_defs() -> Vec<ShaderDefVal> {
         ShaderDefVal::UInt("POINT_Y_BITS".into(), POINT_Y_BITS),
         ShaderDefVal::UInt("POINT_HP_BITS".into(), POINT_HP_BITS),
     ]
+}
+
+/// A uniform buffer of `size` bytes for a renderer's parameters, rewritten each frame.
+fn params_buffer(device: &RenderDevice, label: &'static str, size: u64) -> Buffer {
+    device.create_buffer(&BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// A render pass onto the view's image (drawn over what the main pass left), its viewport set to
+/// `[x, y, width, height]` in physical pixels.
+fn points_render_pass<'a>(
+    ctx: &'a mut RenderContext,
+    target: &ViewTarget,
+    label: &'static str,
+    [x, y, w, h]: [f32; 4],
+) -> TrackedRenderPass<'a> {
+    let mut pass = ctx.begin_tracked_render_pass(RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(target.get_color_attachment())],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    pass.set_viewport(x, y, w, h, 0.0, 1.0);
+    pass
 }
 
 /// The name of the points' span in Bevy's render diagnostics, and the path of its GPU time.

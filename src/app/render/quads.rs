@@ -11,15 +11,15 @@ use bevy::prelude::*;
 use bevy::render::render_resource::binding_types::uniform_buffer_sized;
 use bevy::render::render_resource::{
     BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, BlendComponent,
-    BlendFactor, BlendOperation, BlendState, Buffer, BufferDescriptor, BufferUsages,
-    CachedRenderPipelineId, ColorTargetState, ColorWrites, FragmentState, PipelineCache,
-    PrimitiveState, PrimitiveTopology, RenderPassDescriptor, RenderPipelineDescriptor,
-    ShaderStages, TextureFormat, VertexAttribute, VertexFormat, VertexState, VertexStepMode,
+    BlendFactor, BlendOperation, BlendState, Buffer, CachedRenderPipelineId, ColorTargetState,
+    ColorWrites, FragmentState, PipelineCache, PrimitiveState, PrimitiveTopology,
+    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexAttribute, VertexFormat,
+    VertexState, VertexStepMode,
 };
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue};
 use bevy::render::view::ViewTarget;
 
-use super::{PointsShaders, RenderPoints, point_format_defs};
+use super::{PointsShaders, RenderPoints, params_buffer, point_format_defs, points_render_pass};
 
 #[derive(Resource)]
 pub(super) struct QuadsPipeline {
@@ -45,12 +45,7 @@ pub(super) fn init_pipeline(
             uniform_buffer_sized(false, NonZeroU64::new(PARAMS_BYTES)),
         ),
     );
-    let params = device.create_buffer(&BufferDescriptor {
-        label: Some("points_params"),
-        size: PARAMS_BYTES,
-        usage: BufferUsages::UNIFORM | BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let params = params_buffer(&device, "points_params", PARAMS_BYTES);
     commands.insert_resource(QuadsPipeline {
         layout,
         shader: shaders.quads.clone(),
@@ -161,16 +156,7 @@ impl QuadsPipeline {
         if n == 0 {
             return true;
         }
-        let [x, y, w, h] = render.view.viewport;
-        let mut pass = ctx.begin_tracked_render_pass(RenderPassDescriptor {
-            label: Some("points_pass"),
-            color_attachments: &[Some(target.get_color_attachment())],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_viewport(x, y, w, h, 0.0, 1.0);
+        let mut pass = points_render_pass(ctx, target, "points_pass", render.view.viewport);
         pass.set_render_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
         pass.set_vertex_buffer(0, buffer.slice(..));
