@@ -22,15 +22,18 @@ use bevy::render::render_resource::binding_types::{
 use bevy::render::render_resource::{
     BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, BlendComponent,
     BlendFactor, BlendOperation, BlendState, Buffer, BufferDescriptor, BufferUsages,
-    CachedComputePipelineId, CachedRenderPipelineId, ColorTargetState, ColorWrites,
-    ComputePassDescriptor, ComputePipelineDescriptor, FragmentState, PipelineCache,
-    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexState,
+    CachedComputePipelineId, CachedRenderPipelineId, ComputePassDescriptor,
+    ComputePipelineDescriptor, PipelineCache, RenderPipelineDescriptor, ShaderStages,
+    TextureFormat, VertexState,
 };
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue};
 use bevy::render::view::ViewTarget;
 use bytemuck::{Pod, Zeroable};
 
-use super::{PointsShaders, RenderPoints, params_buffer, point_format_defs, points_render_pass};
+use super::{
+    PointsShaders, RenderPoints, fragment_onto_view, params_buffer, point_format_defs,
+    points_render_pass,
+};
 use entity_layouts::renderer::Renderer;
 
 /// Invocations per workgroup of the raster pass (`@workgroup_size` in `points_raster.wgsl`).
@@ -168,16 +171,11 @@ fn resolve_descriptor(raster: &ComputeRaster, format: TextureFormat) -> RenderPi
             shader_defs: point_format_defs(),
             ..default()
         },
-        fragment: Some(FragmentState {
-            shader: raster.resolve_shader.clone(),
-            shader_defs: point_format_defs(),
-            targets: vec![Some(ColorTargetState {
-                format,
-                blend: Some(ADD_LIGHT),
-                write_mask: ColorWrites::ALL,
-            })],
-            ..default()
-        }),
+        fragment: Some(fragment_onto_view(
+            &raster.resolve_shader,
+            format,
+            ADD_LIGHT,
+        )),
         ..default()
     }
 }

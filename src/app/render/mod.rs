@@ -46,8 +46,8 @@ use bevy::prelude::*;
 use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::render_phase::TrackedRenderPass;
 use bevy::render::render_resource::{
-    Buffer, BufferDescriptor, BufferUsages, DownlevelFlags, PipelineCache, RenderPassDescriptor,
-    WgpuLimits,
+    BlendState, Buffer, BufferDescriptor, BufferUsages, ColorTargetState, ColorWrites,
+    DownlevelFlags, FragmentState, PipelineCache, RenderPassDescriptor, TextureFormat, WgpuLimits,
 };
 use bevy::render::renderer::{
     RenderAdapter, RenderAdapterInfo, RenderContext, RenderDevice, RenderQueue, ViewQuery,
@@ -431,6 +431,25 @@ fn point_format_defs() -> Vec<ShaderDefVal> {
         ShaderDefVal::UInt("POINT_Y_BITS".into(), POINT_Y_BITS),
         ShaderDefVal::UInt("POINT_HP_BITS".into(), POINT_HP_BITS),
     ]
+}
+
+/// The fragment stage of a points pipeline: `shader`'s fragment entry with the point format's
+/// defs, writing the view's `format` through `blend`.
+fn fragment_onto_view(
+    shader: &Handle<Shader>,
+    format: TextureFormat,
+    blend: BlendState,
+) -> FragmentState {
+    FragmentState {
+        shader: shader.clone(),
+        shader_defs: point_format_defs(),
+        targets: vec![Some(ColorTargetState {
+            format,
+            blend: Some(blend),
+            write_mask: ColorWrites::ALL,
+        })],
+        ..default()
+    }
 }
 
 /// A uniform buffer of `size` bytes for a renderer's parameters, rewritten each frame.

@@ -11,15 +11,17 @@ use bevy::prelude::*;
 use bevy::render::render_resource::binding_types::uniform_buffer_sized;
 use bevy::render::render_resource::{
     BindGroup, BindGroupEntries, BindGroupLayoutDescriptor, BindGroupLayoutEntries, BlendComponent,
-    BlendFactor, BlendOperation, BlendState, Buffer, CachedRenderPipelineId, ColorTargetState,
-    ColorWrites, FragmentState, PipelineCache, PrimitiveState, PrimitiveTopology,
-    RenderPipelineDescriptor, ShaderStages, TextureFormat, VertexAttribute, VertexFormat,
-    VertexState, VertexStepMode,
+    BlendFactor, BlendOperation, BlendState, Buffer, CachedRenderPipelineId, PipelineCache,
+    PrimitiveState, PrimitiveTopology, RenderPipelineDescriptor, ShaderStages, TextureFormat,
+    VertexAttribute, VertexFormat, VertexState, VertexStepMode,
 };
 use bevy::render::renderer::{RenderContext, RenderDevice, RenderQueue};
 use bevy::render::view::ViewTarget;
 
-use super::{PointsShaders, RenderPoints, params_buffer, point_format_defs, points_render_pass};
+use super::{
+    PointsShaders, RenderPoints, fragment_onto_view, params_buffer, point_format_defs,
+    points_render_pass,
+};
 
 #[derive(Resource)]
 pub(super) struct QuadsPipeline {
@@ -86,16 +88,7 @@ fn pipeline_descriptor(
             }],
             ..default()
         },
-        fragment: Some(FragmentState {
-            shader: pipeline.shader.clone(),
-            shader_defs: point_format_defs(),
-            targets: vec![Some(ColorTargetState {
-                format,
-                blend: Some(ADDITIVE),
-                write_mask: ColorWrites::ALL,
-            })],
-            ..default()
-        }),
+        fragment: Some(fragment_onto_view(&pipeline.shader, format, ADDITIVE)),
         primitive: PrimitiveState {
             topology: PrimitiveTopology::TriangleStrip,
             ..default()
