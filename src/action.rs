@@ -45,6 +45,8 @@ pub enum Action {
     ShowMemory(bool),
     /// Write the export bundle (screenshot, recent frames, scoreboard) into a new folder.
     Export,
+    /// Start or stop an animated clip of the window, written into the export folder.
+    Record(ClipRequest),
     /// End the run with its summary.
     Exit,
 }
@@ -62,6 +64,41 @@ impl Action {
                 | Action::Churn(_)
                 | Action::Pause(_)
         )
+    }
+}
+
+/// What a `record` asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ClipRequest {
+    /// Start a clip; it ends after `seconds` (`None`: at `record stop`, the next `R` or the exit),
+    /// each frame shrunk by `scale` (1: the window's size; 2: half its width and height).
+    Start {
+        seconds: Option<f64>,
+        scale: u8,
+    },
+    Stop,
+}
+
+/// The longest clip a script can ask for, in seconds.
+pub const CLIP_MAX_SECONDS: f64 = 600.0;
+/// The most a clip's frames can be shrunk by (`1/8`).
+pub const CLIP_MAX_SCALE: u8 = 8;
+
+impl fmt::Display for ClipRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClipRequest::Stop => f.write_str("stop"),
+            ClipRequest::Start { seconds, scale } => {
+                let mut parts = Vec::new();
+                if let Some(s) = seconds {
+                    parts.push(s.to_string());
+                }
+                if *scale > 1 {
+                    parts.push(format!("1/{scale}"));
+                }
+                f.write_str(&parts.join(" "))
+            }
+        }
     }
 }
 
@@ -88,6 +125,11 @@ impl fmt::Display for Action {
             Action::ShowMemory(true) => f.write_str("memory show"),
             Action::ShowMemory(false) => f.write_str("memory hide"),
             Action::Export => f.write_str("export"),
+            Action::Record(ClipRequest::Start {
+                seconds: None,
+                scale: 1,
+            }) => f.write_str("record"),
+            Action::Record(request) => write!(f, "record {request}"),
             Action::Exit => f.write_str("exit"),
         }
     }

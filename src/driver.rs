@@ -351,6 +351,7 @@ impl<S: Scalar> Driver<S> {
             | Action::Renderer(_)
             | Action::Resize(_)
             | Action::Export
+            | Action::Record(_)
             | Action::Exit => Ok(Outcome::NotForDriver),
         }
     }

@@ -15,6 +15,8 @@
 //! size 1920x1080      # resize the window (headless: the offscreen image)
 //! screenshot shots/boxed.png
 //! export              # screenshot, recent frames and scoreboard into a new folder
+//! record 12           # an animated PNG of the next 12 s into the export folder (`record 12 1/2`:
+//!                     # half the size; `record`: until `record stop` or the exit)
 //! pause / resume
 //! exit                # end the run (the app prints its summary and exits)
 //! ```
@@ -25,7 +27,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::action::Action;
+use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest};
 use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
@@ -55,7 +57,7 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// The verbs a script understands, for the error that lists them.
-const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, renderer, size, screenshot, export, pause, resume, exit";
+const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, renderer, size, screenshot, export, record, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     // A talk saved by a Windows editor starts with a UTF-8 byte-order mark; CRLF line ends are
@@ -75,11 +77,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
         let (verb, rest) = text
             .split_once(char::is_whitespace)
             .map_or((text, ""), |(verb, rest)| (verb, rest.trim()));
-        // `say` takes the rest of the line, `count until-over MS` two words; every other verb
-        // at most one word.
+        // `say` takes the rest of the line, `count until-over MS` and `record SECONDS 1/N` two
+        // words; every other verb at most one word.
         let arg = (!rest.is_empty()).then_some(rest);
         let until_over = verb == "count" && rest.starts_with("until-over");
-        if verb != "say" && !until_over && rest.split_whitespace().count() > 1 {
+        if verb != "say" && verb != "record" && !until_over && rest.split_whitespace().count() > 1 {
             return Err(fail(
                 "too many words; each line is one action and at most one value".into(),
             ));
@@ -160,6 +162,7 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 }
                 Action::Screenshot(path)
             }
+            "record" => Action::Record(parse_record(rest).map_err(fail)?),
             "pause" | "resume" | "exit" | "export" if arg.is_some() => {
                 return Err(fail(format!("'{verb}' takes no value")));
             }
@@ -172,6 +175,39 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
         actions.push(action);
     }
     Ok(actions)
+}
+
+/// `record [SECONDS] [1/N]` or `record stop`.
+fn parse_record(rest: &str) -> Result<ClipRequest, String> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    if words == ["stop"] {
+        return Ok(ClipRequest::Stop);
+    }
+    let (mut seconds, mut scale) = (None, 1u8);
+    for (i, word) in words.iter().enumerate() {
+        if let Some(n) = word.strip_prefix("1/") {
+            let n: u8 = n
+                .parse()
+                .ok()
+                .filter(|n| (1..=CLIP_MAX_SCALE).contains(n))
+                .ok_or(format!(
+                    "'{word}': the clip's scale is 1/1 to 1/{CLIP_MAX_SCALE} of the window"
+                ))?;
+            scale = n;
+        } else if i == 0 {
+            let s: f64 = word
+                .parse()
+                .ok()
+                .filter(|s: &f64| *s > 0.0 && *s <= CLIP_MAX_SECONDS)
+                .ok_or(format!(
+                    "'{word}': a clip lasts more than 0 and at most {CLIP_MAX_SECONDS} seconds"
+                ))?;
+            seconds = Some(s);
+        } else {
+            return Err(format!("'{word}': record takes [SECONDS] [1/N], or stop"));
+        }
+    }
+    Ok(ClipRequest::Start { seconds, scale })
 }
 
 /// Actions as a script, one line each.
@@ -369,11 +405,36 @@ mod tests {
             ("count", 1, "needs an entity count"),
             ("pause now", 1, "takes no value"),
             ("count 5 6", 1, "too many words"),
+            ("record 0", 1, "more than 0 and at most 600 seconds"),
+            ("record 601", 1, "at most 600 seconds"),
+            ("record ten", 1, "at most 600 seconds"),
+            ("record 5 1/9", 1, "1/1 to 1/8"),
+            (
+                "record 5 1/2 loud",
+                1,
+                "record takes [SECONDS] [1/N], or stop",
+            ),
         ];
         for (script, line, needle) in cases {
             let err = parse(script).unwrap_err();
             assert_eq!(err.line, line, "{script}");
             assert!(err.to_string().contains(needle), "{script}: {err}");
+        }
+    }
+
+    #[test]
+    fn record_reads_its_length_and_scale_and_round_trips() {
+        let start = |seconds, scale| Action::Record(ClipRequest::Start { seconds, scale });
+        let cases = [
+            ("record", start(None, 1)),
+            ("record 12", start(Some(12.0), 1)),
+            ("record 2.5 1/2", start(Some(2.5), 2)),
+            ("record 1/3", start(None, 3)),
+            ("record stop", Action::Record(ClipRequest::Stop)),
+        ];
+        for (line, action) in cases {
+            assert_eq!(parse(line).unwrap(), vec![action.clone()], "{line}");
+            assert_eq!(parse(&to_text(&[action.clone()])).unwrap(), vec![action]);
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
+use entity_layouts::action::ClipRequest;
 use entity_layouts::script::{parse, to_text};
 use entity_layouts::values::{BenchCount, Churn, EntityCount, Frames, UiScale, WindowSize};
 use entity_layouts::{Action, LayoutKind, Threads};
@@ -45,6 +46,13 @@ fn action() -> impl Strategy<Value = Action> {
             entity_layouts::renderer::Renderer::Compute
         })),
         Just(Action::Export),
+        Just(Action::Record(ClipRequest::Stop)),
+        (proptest::option::of(1u32..=6000), 1u8..=8).prop_map(|(tenths, scale)| {
+            Action::Record(ClipRequest::Start {
+                seconds: tenths.map(|t| f64::from(t) / 10.0),
+                scale,
+            })
+        }),
         Just(Action::Exit),
     ]
 }

@@ -4,8 +4,9 @@
 //! layout, `PanelPlugin` is the egui panel, `HudPlugin` the audience's overlay and captions,
 //! `MemoryViewPlugin` where the entities sit, cache line by cache line, `TalkPlugin` the keys,
 //! scripts, the one request dispatcher and the orderly exit, `ShotsPlugin` screenshots and
-//! exports.
+//! exports, `ClipPlugin` recorded clips.
 
+mod clip;
 mod hud;
 mod memory_view;
 mod panel;
@@ -31,7 +32,7 @@ use bevy::prelude::*;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
 use bevy::window::{ExitCondition, PresentMode, PrimaryWindow, WindowResolution};
 use bevy::winit::WinitPlugin;
-use bevy_egui::EguiPlugin;
+use bevy_egui::{EguiPlugin, EguiPostUpdateSet};
 
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderQueue};
@@ -44,6 +45,7 @@ use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
 use entity_layouts::{Action, LayoutKind, SpawnPattern};
 
+use clip::ClipPlugin;
 use hud::HudPlugin;
 use memory_view::MemoryViewPlugin;
 use panel::PanelPlugin;
@@ -224,7 +226,18 @@ pub fn run(options: AppOptions) -> ExitCode {
         MemoryViewPlugin,
         TalkPlugin,
         ShotsPlugin,
+        ClipPlugin,
     ))
+    // Glyphs that egui draws for the first time go into its font atlas in the same frame
+    // (bevy_egui writes them into the atlas image in `PostProcessOutput`). Unordered, Bevy could
+    // flush the image's change events before that write, and the frame was drawn with the old
+    // atlas: text that appeared in it missed its new glyphs ("[4] So  ( ec per  eld)" on the
+    // frame a switch started), in screenshots and clips alike. Ordered, the atlas reaches the
+    // GPU in the frame that uses it (`tests/pictures.rs`).
+    .configure_sets(
+        PostUpdate,
+        EguiPostUpdateSet::PostProcessOutput.before(bevy::asset::AssetEventSystems),
+    )
     .insert_resource(ClearColor(Color::srgb(0.03, 0.04, 0.06)))
     .insert_resource(UiState {
         panel_visible: true,

@@ -10,12 +10,14 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
+use entity_layouts::action::ClipRequest;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::MAX_CHURN;
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::{Action, LayoutKind};
 
+use super::clip::Clip;
 use super::render::{Drawing, PointsView};
 use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
 use super::sim::{Request, Sim};
@@ -67,6 +69,7 @@ fn panel(
     mut requests: MessageWriter<Request>,
     drawing: Res<Drawing>,
     time: Res<Time<Real>>,
+    clip: Res<Clip>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     ctx.set_zoom_factor(ui_state.ui_scale);
@@ -90,7 +93,16 @@ fn panel(
             // Scrolls only on a window smaller than a projector's; the content's height is
             // checked against the window's below.
             egui::ScrollArea::vertical().show(ui, |ui| {
-                controls(ui, &sim, &drawing, &mut ui_state, &mut windows, &mut want);
+                let recording = clip.elapsed();
+                controls(
+                    ui,
+                    &sim,
+                    &drawing,
+                    &mut ui_state,
+                    &mut windows,
+                    recording,
+                    &mut want,
+                );
                 ui.separator();
                 readouts(ui, &sim, &stats, &drawing);
                 ui.separator();
@@ -150,6 +162,7 @@ fn controls(
     drawing: &Drawing,
     ui_state: &mut UiState,
     windows: &mut Query<&mut Window, With<PrimaryWindow>>,
+    recording: Option<f64>,
     want: &mut Vec<Action>,
 ) {
     // The layout asked for, even while its entities are still being copied into it.
@@ -297,7 +310,7 @@ fn controls(
                 egui::Slider::new(&mut churn, 0..=MAX_CHURN)
                     .logarithmic(true)
                     .custom_formatter(|n, _| count_label(n as usize))
-                    .text("churn/frame"),
+                    .text("churn"),
             )
             .changed()
         {
@@ -318,7 +331,34 @@ fn controls(
         {
             want.push(Action::Export);
         }
+        clip_button(ui, recording, want);
     });
+}
+
+/// Starts or stops a clip (R); while one records, the button says for how long, in red.
+fn clip_button(ui: &mut egui::Ui, recording: Option<f64>, want: &mut Vec<Action>) {
+    let (label, request) = match recording {
+        Some(s) => (
+            RichText::new(format!("■ {s:.0} s")).color(RED),
+            ClipRequest::Stop,
+        ),
+        None => (
+            RichText::new("rec"),
+            ClipRequest::Start {
+                seconds: None,
+                scale: 1,
+            },
+        ),
+    };
+    if ui
+        .button(label)
+        .on_hover_text(
+            "an animated PNG of the window at the frame rate the app runs, into the export folder (R)",
+        )
+        .clicked()
+    {
+        want.push(Action::Record(request));
+    }
 }
 
 /// The renderer selector, on the SIMD row (a row of its own would not fit 720 lines at UI scale
@@ -569,7 +609,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · F fullscreen",
+            "keys: 1-9 0 - = G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
         )
         .small()
         .weak(),

@@ -35,6 +35,9 @@ pub struct Shots {
     /// The renderer that draws this frame, which a capture asked for now records: the log says
     /// which renderer drew each screenshot.
     drawn_by: Renderer,
+    /// Whether a still was asked for this frame: the window's one capture a frame is the
+    /// still's, and a recording leaves that frame out ([`super::clip`]).
+    spawned_now: bool,
 }
 
 impl Shots {
@@ -48,6 +51,15 @@ impl Shots {
     /// Captures still to come.
     pub fn outstanding(&self) -> usize {
         self.pending + self.deferred.len()
+    }
+
+    pub fn export_dir(&self) -> &Path {
+        &self.export_dir
+    }
+
+    /// Whether a still was asked for since the last call.
+    pub fn take_spawned_now(&mut self) -> bool {
+        std::mem::take(&mut self.spawned_now)
     }
 }
 
@@ -98,6 +110,7 @@ pub fn take_screenshot(
         return;
     }
     shots.pending += 1;
+    shots.spawned_now = true;
     let drawn_by = shots.drawn_by;
     let screenshot = match &target.0 {
         Some(image) => Screenshot::image(image.clone()),
@@ -130,7 +143,7 @@ pub fn take_screenshot(
     );
 }
 
-fn take_deferred(
+pub fn take_deferred(
     mut commands: Commands,
     mut shots: ResMut<Shots>,
     mut sim: ResMut<Sim>,
@@ -210,7 +223,7 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
 /// `20261130-141502+0100` for folder names: the speaker's local time (what they will look for
 /// after the talk), with the UTC offset so that names stay unambiguous and sort within a day.
 /// Without a time zone database jiff falls back to UTC, which the `+0000` then says.
-fn timestamp() -> String {
+pub fn timestamp() -> String {
     timestamp_of(&jiff::Zoned::now())
 }
 

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
+use entity_layouts::action::ClipRequest;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
@@ -20,6 +21,7 @@ use entity_layouts::{Action, LayoutKind};
 use bevy::render::render_resource::Extent3d;
 use entity_layouts::values::WindowSize;
 
+use super::clip::Clip;
 use super::hud::Caption;
 use super::render::Drawing;
 use super::scoreboard::count_label;
@@ -123,6 +125,7 @@ fn keys(
     sim: Res<Sim>,
     ui_state: Res<UiState>,
     drawing: Res<Drawing>,
+    clip: Res<Clip>,
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
     mut requests: MessageWriter<Request>,
 ) {
@@ -144,6 +147,17 @@ fn keys(
     }
     if input.just_pressed(KeyCode::KeyE) {
         requests.write(Request(Action::Export));
+    }
+    if input.just_pressed(KeyCode::KeyR) {
+        let request = if clip.recording() {
+            ClipRequest::Stop
+        } else {
+            ClipRequest::Start {
+                seconds: None,
+                scale: 1,
+            }
+        };
+        requests.write(Request(Action::Record(request)));
     }
     if input.just_pressed(KeyCode::KeyH) {
         requests.write(Request(Action::ShowPanel(!ui_state.panel_visible)));
@@ -217,6 +231,7 @@ fn dispatch(
     mut drawing: ResMut<Drawing>,
     stats: Res<FrameStats>,
     target: Res<ShotTarget>,
+    mut clip: ResMut<Clip>,
 ) {
     for Request(action) in requests.read() {
         // Nothing runs after an exit: the state the summary prints is final.
@@ -239,6 +254,7 @@ fn dispatch(
                     .map(|dir| format!("exported to {}", dir.display()));
                 sim.report(result);
             }
+            Action::Record(request) => clip.request(*request, &shots, &mut sim),
             Action::Say(text) => {
                 caption.0 = say_values(&sim, &stats).fill(text);
                 // Logged like every other step of a run, so a headless talk keeps its captions.
@@ -356,6 +372,7 @@ fn finish(
     mut shots: ResMut<Shots>,
     stats: Res<FrameStats>,
     target: Res<ShotTarget>,
+    mut clip: ResMut<Clip>,
     mut exit: MessageWriter<AppExit>,
 ) {
     talk.frame += 1;
@@ -366,7 +383,15 @@ fn finish(
     let Some((since, code)) = talk.exiting else {
         return;
     };
-    let timed_out = talk.frame - since > SHOT_TIMEOUT_FRAMES;
+    // A clip being recorded ends with the run; the summary waits until it is written (its
+    // encoder always ends, and gives up on captures that never arrive).
+    if clip.recording() {
+        clip.stop_for_exit();
+    }
+    if clip.busy() {
+        return;
+    }
+    let timed_out = shots.outstanding() > 0 && talk.frame - since > SHOT_TIMEOUT_FRAMES;
     if shots.outstanding() > 0 && !timed_out {
         return;
     }

@@ -1,0 +1,423 @@
+//! ClipPlugin: an animated PNG of the window (or, headless, of the offscreen image), the recorded
+//! fallback a speaker keeps in case the projector, the GPU or the venue's machine fails. `R`, the
+//! panel's `rec` button or a script's `record SECONDS` start one; it lands in the export folder.
+//!
+//! Every frame the app draws while recording is captured (one Bevy screenshot a frame), stamped
+//! with the time it was asked for, and each frame's delay in the clip is the time to the next
+//! one: a machine that ran at 14 fps gives a clip that plays at 14 fps. Frames are compressed as
+//! they arrive, on a thread of its own, and held in memory as PNGs; at the end that thread writes them as one APNG (`png`, pure Rust,
+//! the encoder `image` already uses). A frame in which a still screenshot is taken is left out
+//! (Bevy captures a window once per frame); the next frame's delay covers it.
+
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+
+use entity_layouts::action::ClipRequest;
+
+use super::shots::{ShotTarget, Shots, take_deferred, timestamp};
+use super::sim::Sim;
+
+/// Compressed frames held before a recording stops by itself: a clip must not take the
+/// machine's memory from the entities it shows.
+const MAX_HELD_BYTES: usize = 1 << 30;
+
+/// How long a stopped clip waits for its last captures.
+const CAPTURE_PATIENCE: Duration = Duration::from_secs(10);
+
+pub struct ClipPlugin;
+
+impl Plugin for ClipPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Clip>()
+            .add_systems(Last, follow_clip.after(take_deferred));
+    }
+}
+
+/// The recording, if one is under way or being written.
+#[derive(Resource, Default)]
+pub struct Clip {
+    state: State,
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    Idle,
+    Recording(Recording),
+    /// Stopped: frames still on their way back, then the encoder writing the file.
+    Finishing(Finishing),
+}
+
+struct Recording {
+    path: PathBuf,
+    started: Instant,
+    until: Option<Instant>,
+    to_encoder: mpsc::Sender<Message>,
+    encoder: JoinHandle<Result<Written, String>>,
+    /// Captures asked for whose image has not arrived yet.
+    in_flight: Arc<AtomicUsize>,
+    /// Bytes of compressed frames the encoder holds.
+    held: Arc<AtomicUsize>,
+}
+
+struct Finishing {
+    path: PathBuf,
+    to_encoder: Option<mpsc::Sender<Message>>,
+    encoder: JoinHandle<Result<Written, String>>,
+    in_flight: Arc<AtomicUsize>,
+    /// Why it stopped, when it was not asked to (the memory cap).
+    why: Option<String>,
+    since: Instant,
+}
+
+enum Message {
+    Frame {
+        at: Duration,
+        width: u32,
+        height: u32,
+        rgba: Vec<u8>,
+    },
+    End,
+}
+
+/// What the encoder wrote.
+struct Written {
+    frames: usize,
+    seconds: f64,
+    bytes: u64,
+}
+
+impl Clip {
+    /// Whether a recording is under way (the panel's button and the `R` key toggle it).
+    pub fn recording(&self) -> bool {
+        matches!(self.state, State::Recording(_))
+    }
+
+    /// Seconds recorded so far, while recording.
+    pub fn elapsed(&self) -> Option<f64> {
+        match &self.state {
+            State::Recording(r) => Some(r.started.elapsed().as_secs_f64()),
+            _ => None,
+        }
+    }
+
+    /// Whether a clip is still being written: the orderly exit waits for it.
+    pub fn busy(&self) -> bool {
+        !matches!(self.state, State::Idle)
+    }
+
+    /// Carries out a `record` request; what it did or why not goes to the panel and the log.
+    pub fn request(&mut self, request: ClipRequest, shots: &Shots, sim: &mut Sim) {
+        match (request, &self.state) {
+            (ClipRequest::Start { seconds, scale }, State::Idle) => {
+                let path = shots.export_dir().join(format!("clip-{}.png", timestamp()));
+                match self.start(path, seconds, scale) {
+                    Ok(text) => sim.report(Ok(text)),
+                    Err(e) => {
+                        sim.report(Err(e));
+                    }
+                }
+            }
+            (ClipRequest::Start { .. }, _) => {
+                sim.report(Err("a clip is already being recorded or written".into()))
+            }
+            (ClipRequest::Stop, State::Recording(_)) => self.stop(None),
+            (ClipRequest::Stop, _) => sim.report(Err("no clip is being recorded".into())),
+        }
+    }
+
+    fn start(&mut self, path: PathBuf, seconds: Option<f64>, scale: u8) -> Result<String, String> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create the folder for {}: {e}", path.display()))?;
+        }
+        let (to_encoder, inbox) = mpsc::channel();
+        let held = Arc::new(AtomicUsize::new(0));
+        let encoder = {
+            let (path, held) = (path.clone(), held.clone());
+            std::thread::Builder::new()
+                .name("clip-encoder".into())
+                .spawn(move || encode(inbox, &path, scale, &held))
+                .map_err(|e| format!("cannot start the clip's encoder: {e}"))?
+        };
+        let started = Instant::now();
+        self.state = State::Recording(Recording {
+            path: path.clone(),
+            started,
+            until: seconds.map(|s| started + Duration::from_secs_f64(s)),
+            to_encoder,
+            encoder,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            held,
+        });
+        let length = seconds.map_or("until stopped".into(), |s| format!("for {s} s"));
+        Ok(format!("recording {} {length}", path.display()))
+    }
+
+    fn stop(&mut self, why: Option<String>) {
+        if let State::Recording(r) = std::mem::take(&mut self.state) {
+            self.state = State::Finishing(Finishing {
+                path: r.path,
+                to_encoder: Some(r.to_encoder),
+                encoder: r.encoder,
+                in_flight: r.in_flight,
+                why,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// Stops a recording for the exit (whose summary waits until the clip is written).
+    pub fn stop_for_exit(&mut self) {
+        self.stop(None);
+    }
+}
+
+/// Asks for this frame's capture while recording, stops at the end of the clip's time or at
+/// the memory cap, and reports the clip once the encoder has written it.
+fn follow_clip(
+    mut commands: Commands,
+    mut clip: ResMut<Clip>,
+    mut shots: ResMut<Shots>,
+    mut sim: ResMut<Sim>,
+    target: Res<ShotTarget>,
+) {
+    // A still spawned this frame has the window's one capture.
+    let still_now = shots.take_spawned_now();
+    match &clip.state {
+        State::Recording(r) => {
+            if r.until.is_some_and(|t| Instant::now() >= t) {
+                clip.stop(None);
+            } else if r.held.load(Ordering::Relaxed) > MAX_HELD_BYTES {
+                let why = format!(
+                    "the clip stopped itself at {} MiB of compressed frames",
+                    MAX_HELD_BYTES >> 20
+                );
+                clip.stop(Some(why));
+            } else if !still_now {
+                capture(&mut commands, r, &target);
+            }
+        }
+        State::Finishing(f) => {
+            // Captures that have not arrived after a while never will (a resized target).
+            let arrived = f.in_flight.load(Ordering::Acquire) == 0;
+            if (arrived || f.since.elapsed() > CAPTURE_PATIENCE)
+                && let State::Finishing(f) = &mut clip.state
+                && let Some(sender) = f.to_encoder.take()
+            {
+                let _ = sender.send(Message::End);
+            }
+        }
+        State::Idle => {}
+    }
+    let done = matches!(&clip.state, State::Finishing(f) if f.encoder.is_finished());
+    if done && let State::Finishing(f) = std::mem::take(&mut clip.state) {
+        let result = match f.encoder.join() {
+            Ok(result) => result,
+            Err(_) => Err("the clip's encoder stopped".into()),
+        };
+        match result {
+            Ok(w) => {
+                let fps = if w.seconds > 0.0 {
+                    (w.frames.saturating_sub(1)) as f64 / w.seconds
+                } else {
+                    0.0
+                };
+                let why = f.why.map(|w| format!(" ({w})")).unwrap_or_default();
+                sim.report(Ok(format!(
+                    "clip {}: {} frames over {:.1} s, {fps:.1} fps as the app ran, {:.1} MB{why}",
+                    f.path.display(),
+                    w.frames,
+                    w.seconds,
+                    w.bytes as f64 / 1e6
+                )));
+            }
+            Err(e) => {
+                sim.report(Err(format!("cannot write clip {}: {e}", f.path.display())));
+                shots.failed.push(f.path);
+            }
+        }
+    }
+}
+
+fn capture(commands: &mut Commands, r: &Recording, target: &ShotTarget) {
+    let at = r.started.elapsed();
+    let screenshot = match &target.0 {
+        Some(image) => Screenshot::image(image.clone()),
+        None => Screenshot::primary_window(),
+    };
+    r.in_flight.fetch_add(1, Ordering::AcqRel);
+    let (sender, in_flight) = (r.to_encoder.clone(), r.in_flight.clone());
+    commands
+        .spawn(screenshot)
+        .observe(move |captured: On<ScreenshotCaptured>| {
+            let image = &captured.image;
+            // The same conversion as a still's: whatever the target's format, RGBA8 in sRGB.
+            if let Ok(dynamic) = image.clone().try_into_dynamic() {
+                let rgba = dynamic.to_rgba8();
+                let _ = sender.send(Message::Frame {
+                    at,
+                    width: rgba.width(),
+                    height: rgba.height(),
+                    rgba: rgba.into_raw(),
+                });
+            }
+            in_flight.fetch_sub(1, Ordering::AcqRel);
+        });
+}
+
+/// The encoder thread: compresses frames as they come (held as PNGs), then writes the APNG.
+fn encode(
+    inbox: mpsc::Receiver<Message>,
+    path: &std::path::Path,
+    scale: u8,
+    held: &AtomicUsize,
+) -> Result<Written, String> {
+    let mut frames: Vec<(Duration, u32, u32, Vec<u8>)> = Vec::new();
+    while let Ok(Message::Frame {
+        at,
+        width,
+        height,
+        rgba,
+    }) = inbox.recv()
+    {
+        let (w, h, rgb) = shrink(width, height, &rgba, scale);
+        let png = png_bytes(w, h, &rgb, png::Compression::Fast)?;
+        held.fetch_add(png.len(), Ordering::Relaxed);
+        frames.push((at, w, h, png));
+    }
+    // A resize while recording changes the frame size; the clip keeps the first size's frames.
+    let Some(&(_, width, height, _)) = frames.first() else {
+        return Err("no frame was captured".into());
+    };
+    frames.retain(|f| (f.1, f.2) == (width, height));
+    let delays = frame_delays(&frames.iter().map(|f| f.0).collect::<Vec<_>>());
+    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Balanced);
+    encoder
+        .set_animated(frames.len() as u32, 0)
+        .map_err(|e| e.to_string())?;
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    let mut rgb = Vec::new();
+    for ((_, _, _, png), delay) in frames.iter().zip(&delays) {
+        decode_into(png, &mut rgb)?;
+        writer
+            .set_frame_delay(*delay, 1000)
+            .map_err(|e| e.to_string())?;
+        writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+    }
+    writer.finish().map_err(|e| e.to_string())?;
+    let seconds = frames
+        .last()
+        .zip(frames.first())
+        .map_or(0.0, |(l, f)| (l.0 - f.0).as_secs_f64());
+    Ok(Written {
+        frames: frames.len(),
+        seconds,
+        bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+    })
+}
+
+/// Each frame's delay in ms: the time to the next frame's capture, so that the clip plays at the
+/// rate the app ran; the last frame keeps the median delay.
+pub fn frame_delays(times: &[Duration]) -> Vec<u16> {
+    let mut delays: Vec<u16> = times
+        .windows(2)
+        .map(|w| (w[1].saturating_sub(w[0]).as_millis()).clamp(1, u16::MAX as u128) as u16)
+        .collect();
+    let mut sorted = delays.clone();
+    sorted.sort_unstable();
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(100);
+    if !times.is_empty() {
+        delays.push(median);
+    }
+    delays
+}
+
+/// RGBA to RGB, shrunk by `scale` (each output pixel the mean of a `scale` x `scale` block).
+pub fn shrink(width: u32, height: u32, rgba: &[u8], scale: u8) -> (u32, u32, Vec<u8>) {
+    let s = u32::from(scale.max(1));
+    let (w, h) = ((width / s).max(1), (height / s).max(1));
+    let mut out = Vec::with_capacity((w * h * 3) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let mut sum = [0u32; 3];
+            let mut n = 0;
+            for dy in 0..s.min(height - y * s) {
+                for dx in 0..s.min(width - x * s) {
+                    let i = (((y * s + dy) * width + x * s + dx) * 4) as usize;
+                    for c in 0..3 {
+                        sum[c] += u32::from(rgba[i + c]);
+                    }
+                    n += 1;
+                }
+            }
+            out.extend(sum.map(|v| ((v + n / 2) / n.max(1)) as u8));
+        }
+    }
+    (w, h, out)
+}
+
+fn png_bytes(w: u32, h: u32, rgb: &[u8], level: png::Compression) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(level);
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+fn decode_into(png_data: &[u8], rgb: &mut Vec<u8>) -> Result<(), String> {
+    let mut reader = png::Decoder::new(Cursor::new(png_data))
+        .read_info()
+        .map_err(|e| e.to_string())?;
+    rgb.resize(reader.output_buffer_size().unwrap_or(0), 0);
+    reader.next_frame(rgb).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_follow_the_capture_times() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(frame_delays(&ms(&[0, 70, 140, 240])), vec![70, 70, 100, 70]);
+        assert_eq!(frame_delays(&ms(&[5])), vec![100]);
+        assert!(frame_delays(&[]).is_empty());
+        // Two captures in the same millisecond still advance the clip.
+        assert_eq!(frame_delays(&ms(&[0, 0]))[0], 1);
+    }
+
+    #[test]
+    fn shrinking_averages_blocks_and_keeps_odd_edges() {
+        // 3x2 RGBA: a white pixel and three black ones in the left 2x2 block.
+        let mut rgba = vec![0u8; 3 * 2 * 4];
+        rgba[..4].copy_from_slice(&[200, 100, 40, 255]);
+        let (w, h, rgb) = shrink(3, 2, &rgba, 2);
+        assert_eq!((w, h), (1, 1));
+        assert_eq!(rgb, vec![50, 25, 10]);
+        let (w, h, rgb) = shrink(3, 2, &rgba, 1);
+        assert_eq!((w, h, rgb.len()), (3, 2, 18));
+        assert_eq!(&rgb[..3], &[200, 100, 40]);
+    }
+}
