@@ -690,12 +690,12 @@ fn the_app_runs_on_the_gpu_layout_and_refuses_past_the_adapter_limit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Pixels in the right third of the upper three quarters of `shot` (where the memory view sits)
-/// that have exactly `rgb`.
+/// Pixels right of the panel in the lower half of `shot` (where the memory view's picture sits,
+/// under the world and its readings) that have exactly `rgb`.
 fn pixels_of(shot: &Shot, rgb: [u8; 3]) -> usize {
     let mut n = 0;
-    for y in 0..shot.height * 3 / 4 {
-        for x in shot.width * 2 / 3..shot.width {
+    for y in shot.height / 2..shot.height {
+        for x in shot.width * 3 / 10..shot.width {
             n += usize::from(shot.rgb[y * shot.width + x] == rgb);
         }
     }

@@ -1,8 +1,8 @@
 //! MemoryViewPlugin: where the layout's entities really are, drawn from the layout's own
 //! storage (`Layout::regions`: live addresses, never a table typed by hand), so a speaker can
 //! show the cache lines instead of drawing them on a slide. `M`, the panel's checkbox or a
-//! script's `memory show` toggle it; it takes the canvas's right edge (the world fits between
-//! it and the panel), leaving the panel's height alone.
+//! script's `memory show` toggle it. It shares the stage with the world ([`super::stage`]): its
+//! readings beside the world, in the panel's readout size, its picture across the width below.
 //!
 //! - Contiguous layouts (soa, aos, ecs-*): 64 consecutive entities, one row per 64-byte cache
 //!   line, each byte coloured by the field it holds; the bytes `move` reads outlined in white,
@@ -20,17 +20,18 @@ use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, pos2, vec2};
+use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, Vec2, pos2, vec2};
 
 use entity_layouts::LayoutKind;
 use entity_layouts::bandwidth::{FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit};
 use entity_layouts::layout::regions::{Field, Region, cache_lines, entity_starts, median_stride};
 use entity_layouts::threads::{Threads, core_count};
 
-use super::UiState;
 use super::scoreboard::count_label;
 use super::sim::Sim;
+use super::stage::stage;
 use super::stats::FrameStats;
+use super::{Canvas, UiState};
 
 /// Entities in the cache-line picture: 64 of them fill whole lines in every layout.
 const WINDOW: usize = 64;
@@ -40,9 +41,13 @@ const SCATTER: usize = 2048;
 const BOXES_UP_CLOSE: usize = 8;
 /// The most cache lines drawn; the rest are counted.
 const MAX_ROWS: usize = 60;
-const CELL_W: f32 = 5.0;
-const ROW_H: f32 = 6.0;
 const LABEL_W: f32 = 54.0;
+/// Room under the grid for its notes (addresses, "more lines", how the bandwidth is computed).
+const NOTE_H: f32 = 60.0;
+/// The view's key sentences (what a system brings in, the bandwidth share), in pixels at UI
+/// scale 1: the panel's readout size, legible from the back of the room at 720 lines.
+const KEY_PX: f32 = 17.0;
+const TITLE_PT: f32 = 15.0;
 /// Elements per array of the start-up triad: 3 x 128 MiB, as the bench's `bandwidth`.
 const STREAM_ELEMENTS: usize = 16 << 20;
 
@@ -94,89 +99,182 @@ fn memory_view(
     mut contexts: EguiContexts,
     sim: Res<Sim>,
     stats: Res<FrameStats>,
+    canvas: Res<Canvas>,
     mut ui_state: ResMut<UiState>,
     probe: Res<StreamProbe>,
 ) -> Result {
     if !ui_state.memory_visible {
-        ui_state.memory_width_px = 0.0;
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
+    let ppp = ctx.pixels_per_point();
+    let placed = stage(canvas.physical_size, ui_state.panel_width_px, true);
+    let (Some(readings), Some(picture)) = (placed.readings, placed.picture) else {
+        return Ok(());
+    };
+    let rect = |[x, y, w, h]: [f32; 4]| {
+        Rect::from_min_size(pos2(x / ppp, y / ppp), vec2(w / ppp, h / ppp))
+    };
     let kind = sim.driver.kind();
-    let shown = egui::Area::new("memory view".into())
-        .order(egui::Order::Foreground)
-        .anchor(Align2::RIGHT_TOP, vec2(-10.0, 10.0))
-        .interactable(false)
-        .show(ctx, |ui| {
-            egui::Frame::new()
-                .fill(BACKING)
-                .corner_radius(6.0)
-                .inner_margin(egui::Margin::same(10))
-                .show(ui, |ui| {
-                    ui.spacing_mut().item_spacing.y = 4.0;
-                    ui.set_width(LABEL_W + 64.0 * CELL_W + 4.0);
-                    picture(ui, &sim, kind);
-                    ui.separator();
-                    bandwidth_line(ui, &sim, &stats, kind, probe.get());
-                });
-        });
-    let right = ctx.viewport_rect().right();
-    ui_state.memory_width_px = (right - shown.response.rect.left() + 10.0) * ctx.pixels_per_point();
+    let shown = Shown::of(&sim, kind);
+    let over_readings = part(ctx, "memory view: readings", rect(readings), |ui| {
+        readings_part(ui, &shown, &sim, &stats, kind, probe.get());
+    });
+    let over_picture = part(ctx, "memory view: picture", rect(picture), |ui| {
+        picture_part(ui, &shown, kind, sim.driver.len(), probe.get());
+    });
+    for (over, what) in [(over_readings, "readings"), (over_picture, "picture")] {
+        if over > 1.0 && !ui_state.memory_overflow_logged {
+            ui_state.memory_overflow_logged = true;
+            eprintln!(
+                "warning: the memory view's {what} part does not fit the window: {over:.0} points over ({kind}, UI scale {})",
+                ui_state.ui_scale
+            );
+        }
+    }
     Ok(())
 }
 
-fn picture(ui: &mut egui::Ui, sim: &Sim, kind: LayoutKind) {
-    let n = sim.driver.len();
-    match kind {
-        LayoutKind::Gpu => {
-            ui.label(RichText::new("memory · gpu: the data lives on the device").strong());
-            ui.label(
-                RichText::new(
-                    "eight storage buffers, one per field (n × 4 B each), and the points buffer the renderer draws; this process keeps only the ids. Device offsets of the first 64 entities:",
-                )
-                .small(),
-            );
-            legend(ui);
-            let regions = gpu_description(n.min(WINDOW));
-            cache_line_grid(ui, &regions, "buffer");
-            lines_summary(ui, &regions);
-        }
-        LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
-            let shown = n.min(SCATTER);
-            ui.label(
-                RichText::new(format!(
-                    "memory · {kind}: each entity's box, address against index (entities 0–{})",
-                    shown.saturating_sub(1)
-                ))
-                .strong(),
-            );
-            let regions = sim.driver.regions(0..shown);
-            address_scatter(ui, &regions);
-            // Up close: the first boxes byte by byte, fields in their kind's order, and what
-            // lies between them (malloc's headers, other objects).
-            ui.label(RichText::new("the first 8 boxes, byte by byte:").small());
-            let boxes: Vec<Region> = regions
-                .iter()
-                .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
-                .copied()
-                .collect();
-            cache_line_grid(ui, &boxes, "address");
-        }
-        _ => {
-            let shown = n.min(WINDOW);
-            ui.label(
-                RichText::new(format!(
-                    "memory · {kind}: entities 0–{}, one row per 64-byte cache line",
-                    shown.saturating_sub(1)
-                ))
-                .strong(),
-            );
-            legend(ui);
-            let regions = sim.driver.regions(0..shown);
-            cache_line_grid(ui, &regions, "address");
-            lines_summary(ui, &regions);
+/// The key sentences' size in points: 17 px at UI scale 1, growing with the square root of the
+/// scale (19 px at 1.25), so that a larger UI scale, which the panel needs, still leaves the
+/// sentences room beside the world.
+fn key_pt(ui: &egui::Ui) -> f32 {
+    KEY_PX / ui.ctx().pixels_per_point().sqrt()
+}
+
+/// One part of the view, filling its place on the stage; how many points its content needed
+/// beyond it.
+fn part(
+    ctx: &egui::Context,
+    id: &'static str,
+    place: Rect,
+    add: impl FnOnce(&mut egui::Ui),
+) -> f32 {
+    let margin = 10.0;
+    let shown = egui::Area::new(id.into())
+        .order(egui::Order::Foreground)
+        .fixed_pos(place.min)
+        .interactable(false)
+        .show(ctx, |ui| {
+            ui.set_clip_rect(place);
+            egui::Frame::new()
+                .fill(BACKING)
+                .inner_margin(egui::Margin::same(margin as i8))
+                .show(ui, |ui| {
+                    let inner = place.size() - vec2(2.0 * margin, 2.0 * margin);
+                    ui.set_min_size(inner);
+                    ui.set_max_width(inner.x);
+                    ui.spacing_mut().item_spacing.y = 4.0;
+                    add(ui);
+                });
+        });
+    shown.response.rect.bottom() - place.bottom()
+}
+
+/// What the view shows of the layout: its storage for the first entities.
+enum Shown {
+    /// A contiguous layout (or the gpu layout's description): one row per cache line.
+    Lines {
+        regions: Vec<Region>,
+        addressing: &'static str,
+    },
+    /// Boxes on the heap: every shown entity's box, and the first ones byte by byte.
+    Boxes {
+        regions: Vec<Region>,
+        up_close: Vec<Region>,
+    },
+}
+
+impl Shown {
+    fn of(sim: &Sim, kind: LayoutKind) -> Self {
+        let n = sim.driver.len();
+        match kind {
+            LayoutKind::Gpu => Shown::Lines {
+                regions: gpu_description(n.min(WINDOW)),
+                addressing: "buffer",
+            },
+            LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
+                let regions = sim.driver.regions(0..n.min(SCATTER));
+                // Up close: the first boxes byte by byte, fields in their kind's order, and what
+                // lies between them (malloc's headers, other objects).
+                let up_close = regions
+                    .iter()
+                    .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
+                    .copied()
+                    .collect();
+                Shown::Boxes { regions, up_close }
+            }
+            _ => Shown::Lines {
+                regions: sim.driver.regions(0..n.min(WINDOW)),
+                addressing: "address",
+            },
         }
     }
+
+    fn entities(&self) -> usize {
+        let (Shown::Lines { regions, .. } | Shown::Boxes { regions, .. }) = self;
+        regions.iter().map(|r| r.entity + 1).max().unwrap_or(0)
+    }
+}
+
+/// The picture: cache lines byte by byte, or the boxes' addresses, as large as the room allows.
+fn picture_part(
+    ui: &mut egui::Ui,
+    shown: &Shown,
+    kind: LayoutKind,
+    n: usize,
+    limit: Option<StreamLimit>,
+) {
+    let last = shown.entities().saturating_sub(1);
+    match shown {
+        Shown::Lines {
+            regions,
+            addressing,
+        } => {
+            let title = if kind.is_gpu() {
+                "memory · gpu: the data lives on the device: eight storage buffers, one per field (n × 4 B each); this process keeps only the ids. Device offsets of entities 0–63".to_string()
+            } else {
+                format!("memory · {kind}: entities 0–{last}, one row per 64-byte cache line")
+            };
+            ui.label(RichText::new(title).size(TITLE_PT).strong());
+            legend(ui);
+            let room = ui.available_size();
+            cache_line_grid(ui, regions, addressing, room);
+        }
+        Shown::Boxes { regions, up_close } => {
+            ui.label(
+                RichText::new(format!(
+                    "memory · {kind}: each entity's box, address against index (entities 0–{last})"
+                ))
+                .size(TITLE_PT)
+                .strong(),
+            );
+            let room = ui.available_size();
+            address_scatter(ui, regions, vec2(room.x, room.y * 0.55));
+            ui.label(RichText::new("the first 8 boxes, byte by byte:").small());
+            let room = ui.available_size();
+            cache_line_grid(ui, up_close, "address", room);
+        }
+    }
+    bandwidth_note(ui, n, limit);
+}
+
+/// The readings beside the world, in the panel's readout size: what each system brings in, or
+/// how far apart neighbours sit, and the frame's share of the streaming limit.
+fn readings_part(
+    ui: &mut egui::Ui,
+    shown: &Shown,
+    sim: &Sim,
+    stats: &FrameStats,
+    kind: LayoutKind,
+    limit: Option<StreamLimit>,
+) {
+    match shown {
+        Shown::Lines { regions, .. } => lines_summary(ui, regions),
+        Shown::Boxes { regions, .. } => stride_summary(ui, regions),
+    }
+    ui.separator();
+    bandwidth_line(ui, sim, stats, kind, limit);
 }
 
 /// The gpu layout's buffers for `n` entities, laid out as it lays them out (one f32 column per
@@ -217,7 +315,7 @@ fn legend(ui: &mut egui::Ui) {
 }
 
 /// One row per cache line that holds any of `regions`, bytes coloured by field.
-fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str) {
+fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str, room: Vec2) {
     let mut lines: BTreeMap<usize, [Option<(Field, usize)>; 64]> = BTreeMap::new();
     for r in regions {
         for byte in r.addr..r.end() {
@@ -240,18 +338,21 @@ fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str) {
     }
     let hidden = rows.len().saturating_sub(MAX_ROWS);
     rows.truncate(MAX_ROWS);
-    let width = LABEL_W + 64.0 * CELL_W;
+    // Cells as large as the room allows: the stage's picture spans the canvas's width.
+    let cell_w = ((room.x - LABEL_W) / 64.0).clamp(4.0, 16.0);
+    let row_h = ((room.y - NOTE_H) / rows.len() as f32).clamp(3.0, 12.0);
+    let width = LABEL_W + 64.0 * cell_w;
     let (response, painter) =
-        ui.allocate_painter(vec2(width, rows.len() as f32 * ROW_H), Sense::hover());
+        ui.allocate_painter(vec2(width, rows.len() as f32 * row_h), Sense::hover());
     let origin = response.rect.min;
-    let font = FontId::monospace(7.0);
+    let font = FontId::monospace(row_h.clamp(7.0, 11.0));
     for (i, row) in rows.iter().enumerate() {
-        let y = origin.y + i as f32 * ROW_H;
+        let y = origin.y + i as f32 * row_h;
         let Some((line, bytes)) = row else {
             painter.line_segment(
                 [
-                    pos2(origin.x + LABEL_W, y + ROW_H / 2.0),
-                    pos2(origin.x + width, y + ROW_H / 2.0),
+                    pos2(origin.x + LABEL_W, y + row_h / 2.0),
+                    pos2(origin.x + width, y + row_h / 2.0),
                 ],
                 Stroke::new(1.0, Color32::DARK_GRAY),
             );
@@ -260,7 +361,7 @@ fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str) {
         // The address of each run's first line: the rows below it follow on.
         if i == 0 || rows[i - 1].is_none() {
             painter.text(
-                pos2(origin.x, y + ROW_H / 2.0),
+                pos2(origin.x, y + row_h / 2.0),
                 Align2::LEFT_CENTER,
                 format!("{:06x}", (line * 64) & 0xff_ffff),
                 font.clone(),
@@ -276,8 +377,8 @@ fn cache_line_grid(ui: &mut egui::Ui, regions: &[Region], addressing: &str) {
                 end += 1;
             }
             let rect = Rect::from_min_max(
-                pos2(origin.x + LABEL_W + start as f32 * CELL_W, y),
-                pos2(origin.x + LABEL_W + end as f32 * CELL_W, y + ROW_H),
+                pos2(origin.x + LABEL_W + start as f32 * cell_w, y),
+                pos2(origin.x + LABEL_W + end as f32 * cell_w, y + row_h),
             )
             .shrink(0.5);
             match holds {
@@ -332,10 +433,10 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
         let needed = used(wanted);
         ui.label(
             RichText::new(format!(
-                "{system} brings in {lines} cache lines ({fetched} B) for these {entities} entities; it uses {needed} B of them ({:.0}%)",
+                "{system} brings in {lines} cache lines ({fetched} B) for these {entities} entities, uses {needed} B ({:.0}%)",
                 100.0 * needed as f64 / fetched.max(1) as f64
             ))
-            .size(13.0)
+            .size(key_pt(ui))
             .color(if system == "move" { MOVE_OUTLINE } else { REGEN_OUTLINE }),
         );
     }
@@ -343,13 +444,12 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
 
 /// Each entity's first byte against its index: a staircase in allocation order, a scatter once
 /// the heap is shuffled.
-fn address_scatter(ui: &mut egui::Ui, regions: &[Region]) {
+fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
     let starts = entity_starts(regions);
     let (Some(&lo), Some(&hi)) = (starts.iter().min(), starts.iter().max()) else {
         ui.label("no entities");
         return;
     };
-    let size = vec2(LABEL_W + 64.0 * CELL_W, 190.0);
     let (response, painter) = ui.allocate_painter(size, Sense::hover());
     let plot = Rect::from_min_max(
         response.rect.min + vec2(LABEL_W, 4.0),
@@ -380,6 +480,15 @@ fn address_scatter(ui: &mut egui::Ui, regions: &[Region]) {
         font,
         Color32::GRAY,
     );
+}
+
+/// How far apart neighbours sit: a staircase the prefetcher follows, or a scatter it cannot.
+fn stride_summary(ui: &mut egui::Ui, regions: &[Region]) {
+    let starts = entity_starts(regions);
+    let span = match (starts.iter().min(), starts.iter().max()) {
+        (Some(lo), Some(hi)) => hi - lo,
+        _ => 0,
+    };
     let step = median_stride(regions).unwrap_or(0);
     let reading = if step <= 128 {
         "neighbours sit side by side: a staircase the prefetcher can follow"
@@ -392,10 +501,10 @@ fn address_scatter(ui: &mut egui::Ui, regions: &[Region]) {
             bytes_label(step as f64),
             bytes_label(span as f64)
         ))
-        .size(13.0)
+        .size(key_pt(ui))
         .strong(),
     );
-    ui.label(RichText::new(reading).size(13.0));
+    ui.label(RichText::new(reading).size(key_pt(ui)));
 }
 
 fn bytes_label(b: f64) -> String {
@@ -449,7 +558,11 @@ fn bandwidth_line(
             )
         }
     };
-    ui.label(RichText::new(text).size(14.0).strong());
+    ui.label(RichText::new(text).size(key_pt(ui)).strong());
+}
+
+/// How the bandwidth share is computed, under the picture (the readings keep the sentence).
+fn bandwidth_note(ui: &mut egui::Ui, n: usize, limit: Option<StreamLimit>) {
     ui.label(
         RichText::new(format!(
             "a frame must touch {FRAME_BYTES_F32:.0} B per entity (move 24, regen 12) × {} ÷ simulate time. Limit: {}",

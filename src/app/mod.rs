@@ -14,6 +14,7 @@ mod render;
 mod scoreboard;
 mod shots;
 mod sim;
+mod stage;
 mod stats;
 mod talk;
 
@@ -89,10 +90,10 @@ pub struct UiState {
     pub plot_log: bool,
     /// Whether the panel-overflow warning was logged already (once per run).
     pub overflow_logged: bool,
-    /// The memory view beside the world (`M`).
+    /// The memory view on the stage (`M`).
     pub memory_visible: bool,
-    /// Physical pixels the memory view takes from the canvas's right edge (0 when hidden).
-    pub memory_width_px: f32,
+    /// Whether the memory view's overflow warning was logged already (once per run).
+    pub memory_overflow_logged: bool,
     /// The frame plot's height and the scoreboard's row height, in points: full size while the
     /// panel has room, shrunk (the plot first) so that everything fits a projector's 720 lines
     /// at UI scale 1.25 with every layout on the scoreboard.
@@ -249,7 +250,7 @@ pub fn run(options: AppOptions) -> ExitCode {
         plot_log: false,
         overflow_logged: false,
         memory_visible: false,
-        memory_width_px: 0.0,
+        memory_overflow_logged: false,
         plot_height: panel::PLOT_HEIGHT,
         row_height: scoreboard::ROW_HEIGHT,
         slider_synced_to: None,

@@ -21,6 +21,7 @@ use super::clip::Clip;
 use super::render::{Drawing, PointsView};
 use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
 use super::sim::{Request, Sim};
+use super::stage::stage;
 use super::stats::{FrameStats, Series, WINDOW_S};
 use super::talk::LAYOUT_KEYS;
 use super::{Canvas, ResidentMemory, UiState};
@@ -616,39 +617,21 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     );
 }
 
-/// Letterboxes the world rectangle into the part of the canvas the panel leaves free.
+/// Places the world on the stage the panel and the memory view leave it.
 fn fit_world_to_canvas(canvas: Res<Canvas>, ui_state: Res<UiState>, mut view: ResMut<PointsView>) {
-    let [w, h] = canvas.physical_size;
     let next = PointsView {
-        // The memory view takes the right edge as the panel takes the left: the world fits
-        // between them (the points are drawn after egui, so they would cover the view).
-        viewport: letterbox([w - ui_state.memory_width_px, h], ui_state.panel_width_px),
+        // The points are drawn after egui: the world must not overlap the memory view.
+        viewport: stage(
+            canvas.physical_size,
+            ui_state.panel_width_px,
+            ui_state.memory_visible,
+        )
+        .world,
         dot_px: ui_state.dot_px,
     };
     if *view != next {
         *view = next;
     }
-}
-
-/// The world rectangle's place (x, y, width, height) in a canvas of `size` physical pixels
-/// whose left `panel` pixels the panel covers: as large as fits, centred, aspect kept.
-pub fn letterbox([w, h]: [f32; 2], panel: f32) -> [f32; 4] {
-    let (w, h) = (w.max(1.0), h.max(1.0));
-    let left = panel.clamp(0.0, w - 1.0);
-    let (aw, ah) = (w - left, h);
-    let aspect =
-        (entity_layouts::workload::WORLD_WIDTH / entity_layouts::workload::WORLD_HEIGHT) as f32;
-    let (vw, vh) = if aw / ah > aspect {
-        (ah * aspect, ah)
-    } else {
-        (aw, aw / aspect)
-    };
-    [
-        left + (aw - vw) / 2.0,
-        (ah - vh) / 2.0,
-        vw.max(1.0),
-        vh.max(1.0),
-    ]
 }
 
 #[cfg(test)]
@@ -661,24 +644,5 @@ mod tests {
         assert_eq!(plot_cap(600.0), f64::from(6.0 * BUDGET_MS));
         let mid = plot_cap(70.0);
         assert!(mid > 70.0 && mid < 80.0, "{mid}");
-    }
-
-    #[test]
-    fn the_world_is_letterboxed_beside_the_panel() {
-        let [x, y, w, h] = letterbox([1280.0, 720.0], 360.0);
-        assert!((w / h - 16.0 / 9.0).abs() < 1e-3);
-        assert!(x >= 360.0 && x + w <= 1280.0 + 1e-3 && y >= 0.0);
-        // Extremes: a 1x1 window and a panel wider than the window still give a valid rect.
-        for (size, panel) in [
-            ([1.0, 1.0], 0.0),
-            ([320.0, 240.0], 5000.0),
-            ([7680.0, 4320.0], 0.0),
-        ] {
-            let [x, y, w, h] = letterbox(size, panel);
-            assert!(
-                w >= 1.0 && h >= 1.0 && x >= 0.0 && y >= 0.0,
-                "{size:?} {panel}"
-            );
-        }
     }
 }

@@ -5,6 +5,7 @@
 
 mod chunked;
 pub mod harness;
+pub mod html;
 pub mod machine;
 pub mod output;
 pub mod placement;

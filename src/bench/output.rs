@@ -23,7 +23,8 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BenchError> 
     })
 }
 
-/// `results.md`, `results.csv`, `results.json` and the SVG plots into `dir`.
+/// `results.md`, `results.csv`, `results.json`, the SVG plots and `index.html` (all of it as one
+/// page) into `dir`.
 pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchError> {
     let json = serde_json::json!({
         "command": report.command,
@@ -46,7 +47,12 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<String>, BenchErr
             serde_json::to_vec_pretty(&json).expect("report serializes"),
         ),
     ];
-    for (name, svg) in super::plot::plots(&report.records, Some(&report.machine)) {
+    let plots = super::plot::plots(&report.records, Some(&report.machine));
+    written.push((
+        "index.html".to_string(),
+        super::html::index_html(&report.markdown, &plots).into_bytes(),
+    ));
+    for (name, svg) in plots {
         written.push((name, svg.into_bytes()));
     }
     for (name, bytes) in &written {
@@ -86,7 +92,7 @@ pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
     })
 }
 
-/// Redraws the plots and the Markdown report of an earlier run from its `results.json`, into
+/// Redraws the plots, the Markdown report and the page of an earlier run from its `results.json`, into
 /// the same folder: a table whose layout changed reads the numbers already measured. The tables
 /// are rendered as the run's `--quick` and `--in-process` had them; an experiment that recorded
 /// nothing (skipped for want of an adapter) is left out.
@@ -94,9 +100,10 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
     let run = read_results(json_path)?;
     let dir = json_path.parent().unwrap_or(Path::new("."));
     let mut written = Vec::new();
-    for (name, svg) in super::plot::plots(&run.records, run.machine.as_ref()) {
-        write_atomically(&dir.join(&name), svg.as_bytes())?;
-        written.push(name);
+    let plots = super::plot::plots(&run.records, run.machine.as_ref());
+    for (name, svg) in &plots {
+        write_atomically(&dir.join(name), svg.as_bytes())?;
+        written.push(name.clone());
     }
     let mut cfg = super::BenchConfig::new(run.command.contains("--quick"));
     cfg.in_process = run.command.contains("--in-process");
@@ -116,5 +123,8 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
     );
     write_atomically(&dir.join("results.md"), markdown.as_bytes())?;
     written.push("results.md".into());
+    let page = super::html::index_html(&markdown, &plots);
+    write_atomically(&dir.join("index.html"), page.as_bytes())?;
+    written.push("index.html".into());
     Ok(written)
 }
