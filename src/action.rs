@@ -70,13 +70,30 @@ impl Action {
 /// What a `record` asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ClipRequest {
-    /// Start a clip; it ends after `seconds` (`None`: at `record stop`, the next `R` or the exit),
-    /// each frame shrunk by `scale` (1: the window's size; 2: half its width and height).
-    Start {
-        seconds: Option<f64>,
-        scale: u8,
-    },
+    Start(ClipSettings),
     Stop,
+}
+
+/// How a clip is recorded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipSettings {
+    /// It ends after this many seconds; `None`: at `record stop`, the next `R` or the exit.
+    pub seconds: Option<f64>,
+    /// Each frame shrunk by this factor (1: the window's size; 2: half its width and height).
+    pub scale: u8,
+    /// Frames in one palette of 256 colours, for a clip a page can carry (about a quarter of
+    /// the full colour size; dim dots may take a neighbour's colour).
+    pub palette: bool,
+}
+
+impl Default for ClipSettings {
+    fn default() -> Self {
+        Self {
+            seconds: None,
+            scale: 1,
+            palette: false,
+        }
+    }
 }
 
 /// The longest clip a script can ask for, in seconds.
@@ -88,13 +105,16 @@ impl fmt::Display for ClipRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClipRequest::Stop => f.write_str("stop"),
-            ClipRequest::Start { seconds, scale } => {
+            ClipRequest::Start(settings) => {
                 let mut parts = Vec::new();
-                if let Some(s) = seconds {
+                if let Some(s) = settings.seconds {
                     parts.push(s.to_string());
                 }
-                if *scale > 1 {
-                    parts.push(format!("1/{scale}"));
+                if settings.scale > 1 {
+                    parts.push(format!("1/{}", settings.scale));
+                }
+                if settings.palette {
+                    parts.push("palette".into());
                 }
                 f.write_str(&parts.join(" "))
             }
@@ -125,10 +145,11 @@ impl fmt::Display for Action {
             Action::ShowMemory(true) => f.write_str("memory show"),
             Action::ShowMemory(false) => f.write_str("memory hide"),
             Action::Export => f.write_str("export"),
-            Action::Record(ClipRequest::Start {
-                seconds: None,
-                scale: 1,
-            }) => f.write_str("record"),
+            Action::Record(ClipRequest::Start(settings))
+                if *settings == ClipSettings::default() =>
+            {
+                f.write_str("record")
+            }
             Action::Record(request) => write!(f, "record {request}"),
             Action::Exit => f.write_str("exit"),
         }

@@ -16,7 +16,7 @@
 //! screenshot shots/boxed.png
 //! export              # screenshot, recent frames and scoreboard into a new folder
 //! record 12           # an animated PNG of the next 12 s into the export folder (`record 12 1/2`:
-//!                     # half the size; `record`: until `record stop` or the exit)
+//!                     # half the size; `palette`: 256 colours; `record`: until `record stop`)
 //! pause / resume
 //! exit                # end the run (the app prints its summary and exits)
 //! ```
@@ -27,7 +27,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest};
+use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
 use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
@@ -177,23 +177,24 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     Ok(actions)
 }
 
-/// `record [SECONDS] [1/N]` or `record stop`.
+/// `record [SECONDS] [1/N] [palette]` or `record stop`.
 fn parse_record(rest: &str) -> Result<ClipRequest, String> {
     let words: Vec<&str> = rest.split_whitespace().collect();
     if words == ["stop"] {
         return Ok(ClipRequest::Stop);
     }
-    let (mut seconds, mut scale) = (None, 1u8);
+    let mut settings = ClipSettings::default();
     for (i, word) in words.iter().enumerate() {
         if let Some(n) = word.strip_prefix("1/") {
-            let n: u8 = n
+            settings.scale = n
                 .parse()
                 .ok()
                 .filter(|n| (1..=CLIP_MAX_SCALE).contains(n))
                 .ok_or(format!(
                     "'{word}': the clip's scale is 1/1 to 1/{CLIP_MAX_SCALE} of the window"
                 ))?;
-            scale = n;
+        } else if *word == "palette" {
+            settings.palette = true;
         } else if i == 0 {
             let s: f64 = word
                 .parse()
@@ -202,12 +203,14 @@ fn parse_record(rest: &str) -> Result<ClipRequest, String> {
                 .ok_or(format!(
                     "'{word}': a clip lasts more than 0 and at most {CLIP_MAX_SECONDS} seconds"
                 ))?;
-            seconds = Some(s);
+            settings.seconds = Some(s);
         } else {
-            return Err(format!("'{word}': record takes [SECONDS] [1/N], or stop"));
+            return Err(format!(
+                "'{word}': record takes [SECONDS] [1/N] [palette], or stop"
+            ));
         }
     }
-    Ok(ClipRequest::Start { seconds, scale })
+    Ok(ClipRequest::Start(settings))
 }
 
 /// Actions as a script, one line each.
@@ -424,12 +427,19 @@ mod tests {
 
     #[test]
     fn record_reads_its_length_and_scale_and_round_trips() {
-        let start = |seconds, scale| Action::Record(ClipRequest::Start { seconds, scale });
+        let start = |seconds, scale, palette| {
+            Action::Record(ClipRequest::Start(ClipSettings {
+                seconds,
+                scale,
+                palette,
+            }))
+        };
         let cases = [
-            ("record", start(None, 1)),
-            ("record 12", start(Some(12.0), 1)),
-            ("record 2.5 1/2", start(Some(2.5), 2)),
-            ("record 1/3", start(None, 3)),
+            ("record", start(None, 1, false)),
+            ("record 12", start(Some(12.0), 1, false)),
+            ("record 2.5 1/2", start(Some(2.5), 2, false)),
+            ("record 1/3 palette", start(None, 3, true)),
+            ("record 15 1/2 palette", start(Some(15.0), 2, true)),
             ("record stop", Action::Record(ClipRequest::Stop)),
         ];
         for (line, action) in cases {

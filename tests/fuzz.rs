@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use entity_layouts::action::ClipRequest;
+use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::script::{parse, to_text};
 use entity_layouts::values::{BenchCount, Churn, EntityCount, Frames, UiScale, WindowSize};
 use entity_layouts::{Action, LayoutKind, Threads};
@@ -47,12 +47,15 @@ fn action() -> impl Strategy<Value = Action> {
         })),
         Just(Action::Export),
         Just(Action::Record(ClipRequest::Stop)),
-        (proptest::option::of(1u32..=6000), 1u8..=8).prop_map(|(tenths, scale)| {
-            Action::Record(ClipRequest::Start {
-                seconds: tenths.map(|t| f64::from(t) / 10.0),
-                scale,
-            })
-        }),
+        (proptest::option::of(1u32..=6000), 1u8..=8, any::<bool>()).prop_map(
+            |(tenths, scale, palette)| {
+                Action::Record(ClipRequest::Start(ClipSettings {
+                    seconds: tenths.map(|t| f64::from(t) / 10.0),
+                    scale,
+                    palette,
+                }))
+            }
+        ),
         Just(Action::Exit),
     ]
 }

@@ -5,7 +5,8 @@
 //! Every frame the app draws while recording is captured (one Bevy screenshot a frame), stamped
 //! with the time it was asked for, and each frame's delay in the clip is the time to the next
 //! one: a machine that ran at 14 fps gives a clip that plays at 14 fps. Frames are compressed as
-//! they arrive, on a thread of its own, and held in memory as PNGs; at the end that thread writes them as one APNG (`png`, pure Rust,
+//! they arrive, on a thread of its own at the lowest priority (the simulation keeps its core),
+//! and held in memory as PNGs; at the end that thread writes them as one APNG (`png`, pure Rust,
 //! the encoder `image` already uses). A frame in which a still screenshot is taken is left out
 //! (Bevy captures a window once per frame); the next frame's delay covers it.
 
@@ -13,14 +14,15 @@ use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, TrySendError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 
-use entity_layouts::action::ClipRequest;
+use entity_layouts::action::{ClipRequest, ClipSettings};
+use entity_layouts::threads::lower_this_thread_priority;
 
 use super::shots::{ShotTarget, Shots, take_deferred, timestamp};
 use super::sim::Sim;
@@ -28,6 +30,10 @@ use super::sim::Sim;
 /// Compressed frames held before a recording stops by itself: a clip must not take the
 /// machine's memory from the entities it shows.
 const MAX_HELD_BYTES: usize = 1 << 30;
+
+/// Captured frames waiting for the encoder before new ones are left out (about 110 MiB at
+/// 1280x720).
+const QUEUE: usize = 30;
 
 /// How long a stopped clip waits for its last captures.
 const CAPTURE_PATIENCE: Duration = Duration::from_secs(10);
@@ -60,31 +66,29 @@ struct Recording {
     path: PathBuf,
     started: Instant,
     until: Option<Instant>,
-    to_encoder: mpsc::Sender<Message>,
+    to_encoder: mpsc::SyncSender<Message>,
     encoder: JoinHandle<Result<Written, String>>,
     /// Captures asked for whose image has not arrived yet.
     in_flight: Arc<AtomicUsize>,
     /// Bytes of compressed frames the encoder holds.
     held: Arc<AtomicUsize>,
+    /// Frames left out because the encoder had [`QUEUE`] frames still to compress.
+    dropped: Arc<AtomicUsize>,
 }
 
 struct Finishing {
     path: PathBuf,
-    to_encoder: Option<mpsc::Sender<Message>>,
+    to_encoder: Option<mpsc::SyncSender<Message>>,
     encoder: JoinHandle<Result<Written, String>>,
     in_flight: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
     /// Why it stopped, when it was not asked to (the memory cap).
     why: Option<String>,
     since: Instant,
 }
 
 enum Message {
-    Frame {
-        at: Duration,
-        width: u32,
-        height: u32,
-        rgba: Vec<u8>,
-    },
+    Frame { at: Duration, image: Image },
     End,
 }
 
@@ -117,16 +121,16 @@ impl Clip {
     /// Carries out a `record` request; what it did or why not goes to the panel and the log.
     pub fn request(&mut self, request: ClipRequest, shots: &Shots, sim: &mut Sim) {
         match (request, &self.state) {
-            (ClipRequest::Start { seconds, scale }, State::Idle) => {
+            (ClipRequest::Start(settings), State::Idle) => {
                 let path = shots.export_dir().join(format!("clip-{}.png", timestamp()));
-                match self.start(path, seconds, scale) {
+                match self.start(path, settings) {
                     Ok(text) => sim.report(Ok(text)),
                     Err(e) => {
                         sim.report(Err(e));
                     }
                 }
             }
-            (ClipRequest::Start { .. }, _) => {
+            (ClipRequest::Start(_), _) => {
                 sim.report(Err("a clip is already being recorded or written".into()))
             }
             (ClipRequest::Stop, State::Recording(_)) => self.stop(None),
@@ -134,18 +138,19 @@ impl Clip {
         }
     }
 
-    fn start(&mut self, path: PathBuf, seconds: Option<f64>, scale: u8) -> Result<String, String> {
+    fn start(&mut self, path: PathBuf, settings: ClipSettings) -> Result<String, String> {
+        let seconds = settings.seconds;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create the folder for {}: {e}", path.display()))?;
         }
-        let (to_encoder, inbox) = mpsc::channel();
+        let (to_encoder, inbox) = mpsc::sync_channel(QUEUE);
         let held = Arc::new(AtomicUsize::new(0));
         let encoder = {
             let (path, held) = (path.clone(), held.clone());
             std::thread::Builder::new()
                 .name("clip-encoder".into())
-                .spawn(move || encode(inbox, &path, scale, &held))
+                .spawn(move || encode(inbox, &path, settings, &held))
                 .map_err(|e| format!("cannot start the clip's encoder: {e}"))?
         };
         let started = Instant::now();
@@ -157,6 +162,7 @@ impl Clip {
             encoder,
             in_flight: Arc::new(AtomicUsize::new(0)),
             held,
+            dropped: Arc::new(AtomicUsize::new(0)),
         });
         let length = seconds.map_or("until stopped".into(), |s| format!("for {s} s"));
         Ok(format!("recording {} {length}", path.display()))
@@ -169,6 +175,7 @@ impl Clip {
                 to_encoder: Some(r.to_encoder),
                 encoder: r.encoder,
                 in_flight: r.in_flight,
+                dropped: r.dropped,
                 why,
                 since: Instant::now(),
             });
@@ -211,9 +218,12 @@ fn follow_clip(
             let arrived = f.in_flight.load(Ordering::Acquire) == 0;
             if (arrived || f.since.elapsed() > CAPTURE_PATIENCE)
                 && let State::Finishing(f) = &mut clip.state
-                && let Some(sender) = f.to_encoder.take()
+                && let Some(sender) = &f.to_encoder
             {
-                let _ = sender.send(Message::End);
+                // Never wait on the frame loop: with the queue full, try again next frame.
+                if !matches!(sender.try_send(Message::End), Err(TrySendError::Full(_))) {
+                    f.to_encoder = None;
+                }
             }
         }
         State::Idle => {}
@@ -231,7 +241,18 @@ fn follow_clip(
                 } else {
                     0.0
                 };
-                let why = f.why.map(|w| format!(" ({w})")).unwrap_or_default();
+                let mut notes: Vec<String> = f.why.into_iter().collect();
+                let dropped = f.dropped.load(Ordering::Relaxed);
+                if dropped > 0 {
+                    notes.push(format!(
+                        "{dropped} frames left out while the encoder caught up; the delays keep real time"
+                    ));
+                }
+                let why = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join("; "))
+                };
                 sim.report(Ok(format!(
                     "clip {}: {} frames over {:.1} s, {fps:.1} fps as the app ran, {:.1} MB{why}",
                     f.path.display(),
@@ -255,20 +276,19 @@ fn capture(commands: &mut Commands, r: &Recording, target: &ShotTarget) {
         None => Screenshot::primary_window(),
     };
     r.in_flight.fetch_add(1, Ordering::AcqRel);
-    let (sender, in_flight) = (r.to_encoder.clone(), r.in_flight.clone());
+    let (sender, in_flight, dropped) =
+        (r.to_encoder.clone(), r.in_flight.clone(), r.dropped.clone());
     commands
         .spawn(screenshot)
         .observe(move |captured: On<ScreenshotCaptured>| {
-            let image = &captured.image;
-            // The same conversion as a still's: whatever the target's format, RGBA8 in sRGB.
-            if let Ok(dynamic) = image.clone().try_into_dynamic() {
-                let rgba = dynamic.to_rgba8();
-                let _ = sender.send(Message::Frame {
-                    at,
-                    width: rgba.width(),
-                    height: rgba.height(),
-                    rgba: rgba.into_raw(),
-                });
+            // The conversion and compression happen on the encoder's thread; a full queue
+            // leaves this frame out rather than hold the frame loop or grow without bound.
+            let frame = Message::Frame {
+                at,
+                image: captured.image.clone(),
+            };
+            if sender.try_send(frame).is_err() {
+                dropped.fetch_add(1, Ordering::Relaxed);
             }
             in_flight.fetch_sub(1, Ordering::AcqRel);
         });
@@ -278,18 +298,18 @@ fn capture(commands: &mut Commands, r: &Recording, target: &ShotTarget) {
 fn encode(
     inbox: mpsc::Receiver<Message>,
     path: &std::path::Path,
-    scale: u8,
+    settings: ClipSettings,
     held: &AtomicUsize,
 ) -> Result<Written, String> {
+    lower_this_thread_priority();
     let mut frames: Vec<(Duration, u32, u32, Vec<u8>)> = Vec::new();
-    while let Ok(Message::Frame {
-        at,
-        width,
-        height,
-        rgba,
-    }) = inbox.recv()
-    {
-        let (w, h, rgb) = shrink(width, height, &rgba, scale);
+    while let Ok(Message::Frame { at, image }) = inbox.recv() {
+        // The same conversion as a still's: whatever the target's format, RGBA8 in sRGB.
+        let Ok(dynamic) = image.try_into_dynamic() else {
+            continue;
+        };
+        let rgba = dynamic.to_rgba8();
+        let (w, h, rgb) = shrink(rgba.width(), rgba.height(), rgba.as_raw(), settings.scale);
         let png = png_bytes(w, h, &rgb, png::Compression::Fast)?;
         held.fetch_add(png.len(), Ordering::Relaxed);
         frames.push((at, w, h, png));
@@ -301,10 +321,26 @@ fn encode(
     frames.retain(|f| (f.1, f.2) == (width, height));
     let delays = frame_delays(&frames.iter().map(|f| f.0).collect::<Vec<_>>());
     let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let palette = if settings.palette {
+        Some(Palette::from_frames(&frames)?)
+    } else {
+        None
+    };
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
-    encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Balanced);
+    match &palette {
+        Some(p) => {
+            encoder.set_color(png::ColorType::Indexed);
+            encoder.set_palette(p.rgb());
+            // Indices are not magnitudes: filtering them only adds entropy.
+            encoder.set_compression(png::Compression::High);
+            encoder.set_filter(png::Filter::NoFilter);
+        }
+        None => {
+            encoder.set_color(png::ColorType::Rgb);
+            encoder.set_compression(png::Compression::Balanced);
+        }
+    }
     encoder
         .set_animated(frames.len() as u32, 0)
         .map_err(|e| e.to_string())?;
@@ -315,7 +351,11 @@ fn encode(
         writer
             .set_frame_delay(*delay, 1000)
             .map_err(|e| e.to_string())?;
-        writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+        match &palette {
+            Some(p) => writer.write_image_data(&p.indices(&rgb)),
+            None => writer.write_image_data(&rgb),
+        }
+        .map_err(|e| e.to_string())?;
     }
     writer.finish().map_err(|e| e.to_string())?;
     let seconds = frames
@@ -327,6 +367,61 @@ fn encode(
         seconds,
         bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
     })
+}
+
+/// One palette of 256 colours for every frame of a clip (APNG frames share the file's palette),
+/// learnt by NeuQuant (`color_quant`, the quantizer `image` uses for GIFs) from frames spread
+/// over the whole clip, so that the colours of every layout shown are in it.
+struct Palette {
+    quant: color_quant::NeuQuant,
+}
+
+/// Frames the palette learns from.
+const PALETTE_SAMPLES: usize = 8;
+
+impl Palette {
+    fn from_frames(frames: &[(Duration, u32, u32, Vec<u8>)]) -> Result<Self, String> {
+        let step = frames.len().div_ceil(PALETTE_SAMPLES).max(1);
+        let mut rgba = Vec::new();
+        let mut rgb = Vec::new();
+        for (_, _, _, png) in frames.iter().step_by(step) {
+            decode_into(png, &mut rgb)?;
+            for px in rgb.chunks_exact(3) {
+                rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
+            }
+        }
+        // Sampling factor 10: every tenth pixel trains the network, as image's GIF encoder does.
+        Ok(Self {
+            quant: color_quant::NeuQuant::new(10, 256, &rgba),
+        })
+    }
+
+    fn rgb(&self) -> Vec<u8> {
+        self.quant
+            .color_map_rgba()
+            .chunks_exact(4)
+            .flat_map(|c| [c[0], c[1], c[2]])
+            .collect()
+    }
+
+    /// Each pixel's palette index. Most of a frame is a few colours (the background, the
+    /// panel), so the last lookup is remembered.
+    fn indices(&self, rgb: &[u8]) -> Vec<u8> {
+        let mut last: Option<([u8; 3], u8)> = None;
+        rgb.chunks_exact(3)
+            .map(|px| {
+                let px = [px[0], px[1], px[2]];
+                match last {
+                    Some((seen, index)) if seen == px => index,
+                    _ => {
+                        let index = self.quant.index_of(&[px[0], px[1], px[2], 255]) as u8;
+                        last = Some((px, index));
+                        index
+                    }
+                }
+            })
+            .collect()
+    }
 }
 
 /// Each frame's delay in ms: the time to the next frame's capture, so that the clip plays at the
@@ -406,6 +501,31 @@ mod tests {
         assert!(frame_delays(&[]).is_empty());
         // Two captures in the same millisecond still advance the clip.
         assert_eq!(frame_delays(&ms(&[0, 0]))[0], 1);
+    }
+
+    #[test]
+    fn the_palette_keeps_the_colours_it_learnt() {
+        // Two frames, four colours each: every pixel maps back to its own colour.
+        let colours = [[0u8, 0, 0], [255, 255, 255], [200, 40, 40], [40, 200, 40]];
+        let rgb: Vec<u8> = (0..64 * 64).flat_map(|i| colours[i % 4]).collect();
+        let png = png_bytes(64, 64, &rgb, png::Compression::Fast).unwrap();
+        let frames = vec![
+            (Duration::ZERO, 64, 64, png.clone()),
+            (Duration::from_millis(50), 64, 64, png),
+        ];
+        let palette = Palette::from_frames(&frames).unwrap();
+        let map = palette.rgb();
+        assert_eq!(map.len(), 256 * 3);
+        for (px, index) in rgb.chunks_exact(3).zip(palette.indices(&rgb)).take(8) {
+            let got = &map[index as usize * 3..index as usize * 3 + 3];
+            let off = px
+                .iter()
+                .zip(got)
+                .map(|(a, b)| a.abs_diff(*b))
+                .max()
+                .unwrap();
+            assert!(off <= 8, "{px:?} came back as {got:?}");
+        }
     }
 
     #[test]

@@ -446,7 +446,7 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
 /// the heap is shuffled.
 fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
     let starts = entity_starts(regions);
-    let (Some(&lo), Some(&hi)) = (starts.iter().min(), starts.iter().max()) else {
+    let Some(AddressRange { lo, hi, outside }) = address_range(&starts) else {
         ui.label("no entities");
         return;
     };
@@ -460,8 +460,24 @@ fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
     let last = (starts.len().max(2) - 1) as f32;
     for (i, &addr) in starts.iter().enumerate() {
         let x = plot.left() + plot.width() * i as f32 / last;
-        let y = plot.bottom() - plot.height() * (addr - lo) as f32 / span;
-        painter.circle_filled(pos2(x, y), 1.3, field_color(Field::X));
+        // A box off the scale (another arena) sits on the edge it is beyond, in grey.
+        let (y, colour) = if addr < lo || addr > hi {
+            let edge = if addr < lo { plot.bottom() } else { plot.top() };
+            (edge, Color32::GRAY)
+        } else {
+            let y = plot.bottom() - plot.height() * (addr - lo) as f32 / span;
+            (y, field_color(Field::X))
+        };
+        painter.circle_filled(pos2(x, y), 1.3, colour);
+    }
+    if outside > 0 {
+        painter.text(
+            plot.right_top() + vec2(-4.0, 4.0),
+            Align2::RIGHT_TOP,
+            format!("{outside} boxes off the scale (grey, on the edge): another heap region"),
+            FontId::proportional(11.0),
+            Color32::GRAY,
+        );
     }
     let font = FontId::monospace(9.0);
     for (y, addr) in [(plot.top(), hi), (plot.bottom(), lo)] {
@@ -484,11 +500,7 @@ fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
 
 /// How far apart neighbours sit: a staircase the prefetcher follows, or a scatter it cannot.
 fn stride_summary(ui: &mut egui::Ui, regions: &[Region]) {
-    let starts = entity_starts(regions);
-    let span = match (starts.iter().min(), starts.iter().max()) {
-        (Some(lo), Some(hi)) => hi - lo,
-        _ => 0,
-    };
+    let span = address_range(&entity_starts(regions)).map_or(0, |r| r.hi - r.lo);
     let step = median_stride(regions).unwrap_or(0);
     let reading = if step <= 128 {
         "neighbours sit side by side: a staircase the prefetcher can follow"
@@ -505,6 +517,30 @@ fn stride_summary(ui: &mut egui::Ui, regions: &[Region]) {
         .strong(),
     );
     ui.label(RichText::new(reading).size(key_pt(ui)));
+}
+
+/// The addresses the scatter's scale spans: all of them, unless a few boxes (at most 1% each
+/// side) sit so far away that they would flatten the rest into one line (a box from another
+/// malloc arena is terabytes away); those are counted as outside.
+struct AddressRange {
+    lo: usize,
+    hi: usize,
+    outside: usize,
+}
+
+fn address_range(starts: &[usize]) -> Option<AddressRange> {
+    let mut sorted = starts.to_vec();
+    sorted.sort_unstable();
+    sorted.first()?;
+    let cut = sorted.len() / 100;
+    let (p1, p99) = (sorted[cut], sorted[sorted.len() - 1 - cut]);
+    // Everything within 64 bulk spans of the bulk stays on the scale.
+    let reach = 64 * (p99 - p1).max(4096);
+    let near = |a: usize| a + reach >= p1 && a <= p99.saturating_add(reach);
+    let lo = sorted.iter().copied().find(|&a| near(a))?;
+    let hi = sorted.iter().rev().copied().find(|&a| near(a))?;
+    let outside = sorted.iter().filter(|&&a| a < lo || a > hi).count();
+    Some(AddressRange { lo, hi, outside })
 }
 
 fn bytes_label(b: f64) -> String {
@@ -585,6 +621,22 @@ mod tests {
         // Four columns of 64 x 4 B: sixteen lines for move, as SoA.
         assert_eq!(cache_lines(&regions, Field::read_by_move), 16);
         assert_eq!(cache_lines(&regions, Field::read_by_regen), 8);
+    }
+
+    #[test]
+    fn a_far_box_does_not_flatten_the_scatter() {
+        // 200 boxes 48 B apart and one in another arena, terabytes away.
+        let mut starts: Vec<usize> = (0..200).map(|i| 0x5500_0000 + 48 * i).collect();
+        starts.push(0x7f00_0000_0000);
+        let r = address_range(&starts).unwrap();
+        assert_eq!(
+            (r.lo, r.hi, r.outside),
+            (0x5500_0000, 0x5500_0000 + 48 * 199, 1)
+        );
+        // A shuffled heap spread evenly keeps its whole range.
+        let spread: Vec<usize> = (0..200).map(|i| (i * 7919 % 200) * 4096).collect();
+        let r = address_range(&spread).unwrap();
+        assert_eq!((r.lo, r.hi, r.outside), (0, 199 * 4096, 0));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use entity_layouts::action::ClipRequest;
+use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::MAX_CHURN;
@@ -345,10 +345,7 @@ fn clip_button(ui: &mut egui::Ui, recording: Option<f64>, want: &mut Vec<Action>
         ),
         None => (
             RichText::new("rec"),
-            ClipRequest::Start {
-                seconds: None,
-                scale: 1,
-            },
+            ClipRequest::Start(ClipSettings::default()),
         ),
     };
     if ui

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
-use entity_layouts::action::ClipRequest;
+use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
@@ -152,10 +152,7 @@ fn keys(
         let request = if clip.recording() {
             ClipRequest::Stop
         } else {
-            ClipRequest::Start {
-                seconds: None,
-                scale: 1,
-            }
+            ClipRequest::Start(ClipSettings::default())
         };
         requests.write(Request(Action::Record(request)));
     }
