@@ -415,7 +415,7 @@ mod tests {
             (
                 "record 5 1/2 loud",
                 1,
-                "record takes [SECONDS] [1/N], or stop",
+                "record takes [SECONDS] [1/N] [palette], or stop",
             ),
         ];
         for (script, line, needle) in cases {

@@ -24,6 +24,17 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// How many SVG plots a run wrote into `dir`.
+fn written_svgs(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".svg"))
+        })
+        .count()
+}
+
 #[test]
 fn quick_bench_writes_every_experiment_and_layout() {
     let dir = temp_dir("quick");
@@ -131,8 +142,16 @@ fn quick_bench_writes_every_experiment_and_layout() {
         );
         assert!(md.contains("### simulated, 10,000 entities"), "{md}");
     }
-    // The plots can be redrawn from results.json alone.
+    // index.html holds the whole report: every experiment's section and every plot, inline.
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for title in md.lines().filter_map(|l| l.strip_prefix("## ")) {
+        let id = entity_layouts::bench::html::slug(title);
+        assert!(page.contains(&format!("<h2 id=\"{id}\">")), "no section {title}");
+    }
+    assert_eq!(page.matches("<svg").count(), written_svgs(&dir), "a plot missing from the page");
+    // The plots and the page can be redrawn from results.json alone.
     std::fs::remove_file(dir.join("width.svg")).unwrap();
+    std::fs::remove_file(dir.join("index.html")).unwrap();
     let replot = bench(&["--replot", dir.join("results.json").to_str().unwrap()]);
     assert!(
         replot.status.success(),
@@ -144,6 +163,9 @@ fn quick_bench_writes_every_experiment_and_layout() {
             .unwrap()
             .starts_with("<svg")
     );
+    let again = std::fs::read_to_string(dir.join("index.html")).expect("replot rewrites the page");
+    assert_eq!(again.matches("<svg").count(), page.matches("<svg").count());
+    // (Its sections can be fewer: an experiment that recorded nothing is left out of a replot.)
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())
