@@ -444,7 +444,10 @@ mod tests {
         ];
         for (line, action) in cases {
             assert_eq!(parse(line).unwrap(), vec![action.clone()], "{line}");
-            assert_eq!(parse(&to_text(&[action.clone()])).unwrap(), vec![action]);
+            assert_eq!(
+                parse(&to_text(std::slice::from_ref(&action))).unwrap(),
+                vec![action]
+            );
         }
     }
 

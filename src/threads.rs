@@ -74,23 +74,6 @@ where
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    #[test]
-    fn every_part_runs_once_on_all_threads() {
-        let data: Vec<usize> = (0..100_000).collect();
-        let sum = AtomicUsize::new(0);
-        let c = chunk_len(Threads::All, data.len());
-        for_each_part(Threads::All, data.chunks(c), |chunk| {
-            sum.fetch_add(chunk.iter().sum::<usize>(), Ordering::Relaxed);
-        });
-        assert_eq!(sum.into_inner(), data.iter().sum::<usize>());
-    }
-}
-
 /// Puts the calling thread at the lowest scheduling priority (niceness 19), for work that must
 /// not take a core from the simulation: the app's clip encoder, on a 2-core machine where the
 /// simulation and the software renderer already take both. Linux with glibc only; elsewhere it
@@ -111,4 +94,21 @@ pub fn lower_this_thread_priority() -> bool {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn lower_this_thread_priority() -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn every_part_runs_once_on_all_threads() {
+        let data: Vec<usize> = (0..100_000).collect();
+        let sum = AtomicUsize::new(0);
+        let c = chunk_len(Threads::All, data.len());
+        for_each_part(Threads::All, data.chunks(c), |chunk| {
+            sum.fetch_add(chunk.iter().sum::<usize>(), Ordering::Relaxed);
+        });
+        assert_eq!(sum.into_inner(), data.iter().sum::<usize>());
+    }
 }

@@ -146,9 +146,16 @@ fn quick_bench_writes_every_experiment_and_layout() {
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     for title in md.lines().filter_map(|l| l.strip_prefix("## ")) {
         let id = entity_layouts::bench::html::slug(title);
-        assert!(page.contains(&format!("<h2 id=\"{id}\">")), "no section {title}");
+        assert!(
+            page.contains(&format!("<h2 id=\"{id}\">")),
+            "no section {title}"
+        );
     }
-    assert_eq!(page.matches("<svg").count(), written_svgs(&dir), "a plot missing from the page");
+    assert_eq!(
+        page.matches("<svg").count(),
+        written_svgs(&dir),
+        "a plot missing from the page"
+    );
     // The plots and the page can be redrawn from results.json alone.
     std::fs::remove_file(dir.join("width.svg")).unwrap();
     std::fs::remove_file(dir.join("index.html")).unwrap();

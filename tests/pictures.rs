@@ -118,6 +118,12 @@ fn record_writes_an_animated_png_at_the_apps_frame_rate() {
         "{} not in the export folder",
         path.display()
     );
+    // The frames' spill file is gone once the clip is written: the folder holds the clip only.
+    let left: Vec<_> = std::fs::read_dir(&exports)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
     let (width, height, in_file, delays) = read_clip(&path);
     assert_eq!((width, height), (640, 360), "half of the 1280x720 window");
     assert_eq!(in_file as usize, frames);

@@ -6,7 +6,8 @@
 //! with the time it was asked for, and each frame's delay in the clip is the time to the next
 //! one: a machine that ran at 14 fps gives a clip that plays at 14 fps. Frames are compressed as
 //! they arrive, on a thread of its own at the lowest priority (the simulation keeps its core),
-//! and held in memory as PNGs; at the end that thread writes them as one APNG (`png`, pure Rust,
+//! and spilled as PNGs to a file beside the clip (disk, not the entities' memory); at the end
+//! that thread writes them as one APNG (`png`, pure Rust,
 //! the encoder `image` already uses). A frame in which a still screenshot is taken is left out
 //! (Bevy captures a window once per frame); the next frame's delay covers it.
 
@@ -27,9 +28,8 @@ use entity_layouts::threads::lower_this_thread_priority;
 use super::shots::{ShotTarget, Shots, take_deferred, timestamp};
 use super::sim::Sim;
 
-/// Compressed frames held before a recording stops by itself: a clip must not take the
-/// machine's memory from the entities it shows.
-const MAX_HELD_BYTES: usize = 1 << 30;
+/// Compressed frames stored (on disk, beside the clip) before a recording stops by itself.
+const MAX_HELD_BYTES: usize = 64 << 30;
 
 /// Captured frames waiting for the encoder before new ones are left out (about 110 MiB at
 /// 1280x720).
@@ -88,13 +88,15 @@ struct Finishing {
 }
 
 enum Message {
-    Frame { at: Duration, image: Image },
+    Frame { at: Duration, image: Box<Image> },
     End,
 }
 
 /// What the encoder wrote.
 struct Written {
     frames: usize,
+    /// Why frames stopped being stored (a full disk), if they did.
+    refused: Option<String>,
     seconds: f64,
     bytes: u64,
 }
@@ -204,10 +206,15 @@ fn follow_clip(
             if r.until.is_some_and(|t| Instant::now() >= t) {
                 clip.stop(None);
             } else if r.held.load(Ordering::Relaxed) > MAX_HELD_BYTES {
-                let why = format!(
-                    "the clip stopped itself at {} MiB of compressed frames",
-                    MAX_HELD_BYTES >> 20
-                );
+                // `usize::MAX` is the encoder's word for a disk that refused a frame.
+                let why = if r.held.load(Ordering::Relaxed) == usize::MAX {
+                    "the clip stopped itself: the disk refused a frame".to_string()
+                } else {
+                    format!(
+                        "the clip stopped itself at {} GiB of compressed frames",
+                        MAX_HELD_BYTES >> 30
+                    )
+                };
                 clip.stop(Some(why));
             } else if !still_now {
                 capture(&mut commands, r, &target);
@@ -242,6 +249,11 @@ fn follow_clip(
                     0.0
                 };
                 let mut notes: Vec<String> = f.why.into_iter().collect();
+                if let Some(e) = &w.refused {
+                    notes.push(format!(
+                        "frames after the disk refused one were left out: {e}"
+                    ));
+                }
                 let dropped = f.dropped.load(Ordering::Relaxed);
                 if dropped > 0 {
                     notes.push(format!(
@@ -285,7 +297,7 @@ fn capture(commands: &mut Commands, r: &Recording, target: &ShotTarget) {
             // leaves this frame out rather than hold the frame loop or grow without bound.
             let frame = Message::Frame {
                 at,
-                image: captured.image.clone(),
+                image: Box::new(captured.image.clone()),
             };
             if sender.try_send(frame).is_err() {
                 dropped.fetch_add(1, Ordering::Relaxed);
@@ -294,7 +306,63 @@ fn capture(commands: &mut Commands, r: &Recording, target: &ShotTarget) {
         });
 }
 
-/// The encoder thread: compresses frames as they come (held as PNGs), then writes the APNG.
+/// A clip's compressed frames, spilled to a file beside the clip as they come, so that a long
+/// clip takes disk, not the memory the entities need; deleted when the clip is written.
+struct FrameStore {
+    path: PathBuf,
+    file: std::fs::File,
+    /// Capture time, size, and where each frame's PNG lies in the file.
+    frames: Vec<(Duration, u32, u32, u64, usize)>,
+    end: u64,
+}
+
+impl FrameStore {
+    fn create(clip: &std::path::Path) -> Result<Self, String> {
+        let path = clip.with_extension("frames.partial");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        Ok(Self {
+            path,
+            file,
+            frames: Vec::new(),
+            end: 0,
+        })
+    }
+
+    fn push(&mut self, at: Duration, w: u32, h: u32, png: &[u8]) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        self.file.seek(SeekFrom::Start(self.end))?;
+        self.file.write_all(png)?;
+        self.frames.push((at, w, h, self.end, png.len()));
+        self.end += png.len() as u64;
+        Ok(())
+    }
+
+    fn read(&mut self, i: usize) -> Result<Vec<u8>, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let (_, _, _, offset, len) = self.frames[i];
+        let mut png = vec![0; len];
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.read_exact(&mut png))
+            .map_err(|e| format!("cannot read back frame {i}: {e}"))?;
+        Ok(png)
+    }
+}
+
+impl Drop for FrameStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The encoder thread: compresses frames as they come (spilled to disk as PNGs), then writes
+/// the APNG.
 fn encode(
     inbox: mpsc::Receiver<Message>,
     path: &std::path::Path,
@@ -302,8 +370,12 @@ fn encode(
     held: &AtomicUsize,
 ) -> Result<Written, String> {
     lower_this_thread_priority();
-    let mut frames: Vec<(Duration, u32, u32, Vec<u8>)> = Vec::new();
+    let mut store = FrameStore::create(path)?;
+    let mut refused: Option<String> = None;
     while let Ok(Message::Frame { at, image }) = inbox.recv() {
+        if refused.is_some() {
+            continue;
+        }
         // The same conversion as a still's: whatever the target's format, RGBA8 in sRGB.
         let Ok(dynamic) = image.try_into_dynamic() else {
             continue;
@@ -311,21 +383,38 @@ fn encode(
         let rgba = dynamic.to_rgba8();
         let (w, h, rgb) = shrink(rgba.width(), rgba.height(), rgba.as_raw(), settings.scale);
         let png = png_bytes(w, h, &rgb, png::Compression::Fast)?;
-        held.fetch_add(png.len(), Ordering::Relaxed);
-        frames.push((at, w, h, png));
+        match store.push(at, w, h, &png) {
+            Ok(()) => {
+                held.fetch_add(png.len(), Ordering::Relaxed);
+            }
+            // A full disk ends the clip's frames, not the clip: what was stored is written.
+            Err(e) => {
+                refused = Some(e.to_string());
+                held.store(usize::MAX, Ordering::Relaxed);
+            }
+        }
     }
     // A resize while recording changes the frame size; the clip keeps the first size's frames.
-    let Some(&(_, width, height, _)) = frames.first() else {
+    let Some(&(_, width, height, _, _)) = store.frames.first() else {
         return Err("no frame was captured".into());
     };
-    frames.retain(|f| (f.1, f.2) == (width, height));
-    let delays = frame_delays(&frames.iter().map(|f| f.0).collect::<Vec<_>>());
-    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let kept: Vec<usize> = (0..store.frames.len())
+        .filter(|&i| (store.frames[i].1, store.frames[i].2) == (width, height))
+        .collect();
+    let times: Vec<Duration> = kept.iter().map(|&i| store.frames[i].0).collect();
+    let delays = frame_delays(&times);
     let palette = if settings.palette {
-        Some(Palette::from_frames(&frames)?)
+        let step = kept.len().div_ceil(PALETTE_SAMPLES).max(1);
+        let samples = kept
+            .iter()
+            .step_by(step)
+            .map(|&i| store.read(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        Some(Palette::learn(&samples)?)
     } else {
         None
     };
+    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
     encoder.set_depth(png::BitDepth::Eight);
     match &palette {
@@ -342,12 +431,12 @@ fn encode(
         }
     }
     encoder
-        .set_animated(frames.len() as u32, 0)
+        .set_animated(kept.len() as u32, 0)
         .map_err(|e| e.to_string())?;
     let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
     let mut rgb = Vec::new();
-    for ((_, _, _, png), delay) in frames.iter().zip(&delays) {
-        decode_into(png, &mut rgb)?;
+    for (&i, delay) in kept.iter().zip(&delays) {
+        decode_into(&store.read(i)?, &mut rgb)?;
         writer
             .set_frame_delay(*delay, 1000)
             .map_err(|e| e.to_string())?;
@@ -358,12 +447,13 @@ fn encode(
         .map_err(|e| e.to_string())?;
     }
     writer.finish().map_err(|e| e.to_string())?;
-    let seconds = frames
+    let seconds = times
         .last()
-        .zip(frames.first())
-        .map_or(0.0, |(l, f)| (l.0 - f.0).as_secs_f64());
+        .zip(times.first())
+        .map_or(0.0, |(l, f)| (*l - *f).as_secs_f64());
     Ok(Written {
-        frames: frames.len(),
+        frames: kept.len(),
+        refused,
         seconds,
         bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
     })
@@ -380,11 +470,11 @@ struct Palette {
 const PALETTE_SAMPLES: usize = 8;
 
 impl Palette {
-    fn from_frames(frames: &[(Duration, u32, u32, Vec<u8>)]) -> Result<Self, String> {
-        let step = frames.len().div_ceil(PALETTE_SAMPLES).max(1);
+    /// Learns the palette from `samples`, PNG frames spread over the clip.
+    fn learn(samples: &[Vec<u8>]) -> Result<Self, String> {
         let mut rgba = Vec::new();
         let mut rgb = Vec::new();
-        for (_, _, _, png) in frames.iter().step_by(step) {
+        for png in samples {
             decode_into(png, &mut rgb)?;
             for px in rgb.chunks_exact(3) {
                 rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
@@ -509,11 +599,7 @@ mod tests {
         let colours = [[0u8, 0, 0], [255, 255, 255], [200, 40, 40], [40, 200, 40]];
         let rgb: Vec<u8> = (0..64 * 64).flat_map(|i| colours[i % 4]).collect();
         let png = png_bytes(64, 64, &rgb, png::Compression::Fast).unwrap();
-        let frames = vec![
-            (Duration::ZERO, 64, 64, png.clone()),
-            (Duration::from_millis(50), 64, 64, png),
-        ];
-        let palette = Palette::from_frames(&frames).unwrap();
+        let palette = Palette::learn(&[png.clone(), png]).unwrap();
         let map = palette.rgb();
         assert_eq!(map.len(), 256 * 3);
         for (px, index) in rgb.chunks_exact(3).zip(palette.indices(&rgb)).take(8) {

@@ -17,6 +17,7 @@ pub mod studies;
 mod exp_bandwidth;
 mod exp_churn;
 pub mod exp_counters;
+mod exp_cpp;
 mod exp_crossings;
 mod exp_dispatch;
 mod exp_ecs_vs_soa;
@@ -187,6 +188,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_fragmentation::Fragmentation,
         &exp_dispatch::Dispatch,
         &exp_js::Js,
+        &exp_cpp::Cpp,
         &exp_threads::ThreadScaling,
         &exp_simd::Simd,
         &exp_gather::Gather,

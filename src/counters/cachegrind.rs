@@ -86,15 +86,51 @@ pub fn valgrind_version() -> Result<String, String> {
 /// Counts `spec.frames` warm frames of `spec.layout` under cachegrind, running `exe` (this
 /// program's binary, which has the hidden `count-frames` subcommand) twice.
 pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simulated, String> {
+    let args = |frames: usize| -> Vec<String> {
+        vec![
+            "count-frames".into(),
+            "--layout".into(),
+            spec.layout.name(),
+            "--count".into(),
+            spec.n.to_string(),
+            "--frames".into(),
+            frames.to_string(),
+            "--simd".into(),
+            spec.simd.name().into(),
+        ]
+    };
+    let what = format!("{} at {} entities", spec.layout, spec.n);
+    count_program(
+        exe,
+        args,
+        (spec.warmup + spec.frames, spec.warmup + 2 * spec.frames),
+        spec.entity_frames(),
+        geometry,
+        &what,
+    )
+}
+
+/// Counts any program that runs a given number of frames (`args(frames)` its arguments) under
+/// cachegrind: two runs of `frames.0` and `frames.1` frames, their difference over
+/// `entity_frames` (entities times the frames the longer run adds). The C++ programs of the
+/// `cpp` experiment are counted this way, beside our own.
+pub fn count_program(
+    program: &Path,
+    args: impl Fn(usize) -> Vec<String>,
+    frames: (usize, usize),
+    entity_frames: f64,
+    geometry: &Geometry,
+    what: &str,
+) -> Result<Simulated, String> {
     let valgrind = valgrind_version()?;
-    let short = run_once(exe, spec, spec.warmup + spec.frames, geometry)?;
-    let long = run_once(exe, spec, spec.warmup + 2 * spec.frames, geometry)?;
+    let short = run_once(program, &args(frames.0), geometry, what)?;
+    let long = run_once(program, &args(frames.1), geometry, what)?;
     // The two runs agree on everything but a few dozen instructions and misses of the pool
     // threads' start-up, whose interleaving valgrind's scheduler does not fix; against 10^6 and
     // more events per counted frame that is noise, and a difference below zero is taken as none.
     let diff = |event: &str| -> Result<f64, String> {
         let (a, b) = (short.event(event)?, long.event(event)?);
-        Ok(b.saturating_sub(a) as f64 / spec.entity_frames())
+        Ok(b.saturating_sub(a) as f64 / entity_frames)
     };
     if long.event("Ir")? <= short.event("Ir")? {
         return Err(format!(
@@ -179,14 +215,13 @@ impl Summary {
     }
 }
 
-/// One run of `exe count-frames` under cachegrind, `frames` frames in all.
+/// One run of `program args` under cachegrind.
 fn run_once(
-    exe: &Path,
-    spec: &FrameSpec,
-    frames: usize,
+    program: &Path,
+    args: &[String],
     geometry: &Geometry,
+    what: &str,
 ) -> Result<Summary, String> {
-    let (layout, n) = (spec.layout, spec.n);
     let out_file = scratch_file();
     let output = Command::new("valgrind")
         .arg("--tool=cachegrind")
@@ -196,10 +231,8 @@ fn run_once(
         .arg(format!("--D1={}", geometry.d1.arg()))
         .arg(format!("--LL={}", geometry.ll.arg()))
         .arg(format!("--cachegrind-out-file={}", out_file.display()))
-        .arg(exe)
-        .args(["count-frames", "--layout", &layout.name()])
-        .args(["--count", &n.to_string(), "--frames", &frames.to_string()])
-        .args(["--simd", spec.simd.name()])
+        .arg(program)
+        .args(args)
         .output()
         .map_err(|e| format!("cannot start valgrind: {e}"))?;
     let text = std::fs::read_to_string(&out_file);
@@ -208,7 +241,7 @@ fn run_once(
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
         return Err(format!(
-            "cachegrind run of {layout} at {n} entities failed ({}): {}",
+            "cachegrind run of {what} failed ({}): {}",
             output.status,
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
         ));
