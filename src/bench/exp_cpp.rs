@@ -2,7 +2,7 @@
 //! and its `ECSWorld` of component vectors, masks and active flags), written by this project from
 //! the article's text, and our own `move` and `regen` in C++ over SoA and AoS
 //! (`benches/cpp/layouts.cpp`, carried inside this binary). They are compiled at run time with
-//! the machine's C++ compiler (`c++`, `g++` or `clang++`), at the article's flags
+//! the machine's C++ compiler (`CXX`, else `c++`, `g++` or `clang++`), at the article's flags
 //! (`-O2 -march=native`) and at a portable baseline (`-O2`), and every count runs in a process
 //! of its own, several times: the median of the processes is the figure, min..max its spread.
 //!
@@ -101,21 +101,28 @@ fn reps(cfg: &BenchConfig) -> usize {
     cfg.pick(REPS, 1)
 }
 
-/// The first C++ compiler on PATH and its version line, or why there is none.
-pub fn compiler() -> Result<(&'static str, String), String> {
-    for command in COMPILERS {
-        if let Ok(out) = Command::new(command).arg("--version").output()
-            && out.status.success()
-        {
-            let version = String::from_utf8_lossy(&out.stdout);
-            let line = version.lines().next().unwrap_or(command).trim().to_string();
-            return Ok((command, line));
-        }
+/// The C++ compiler and its version line, or why there is none: `CXX` where it is set (the
+/// usual way to pick one), else the first of `c++`, `g++`, `clang++` on PATH.
+pub fn compiler() -> Result<(String, String), String> {
+    let version = |command: &str| -> Option<String> {
+        let out = Command::new(command).arg("--version").output().ok()?;
+        out.status.success().then(|| {
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.lines().next().unwrap_or(command).trim().to_string()
+        })
+    };
+    if let Some(cxx) = std::env::var("CXX").ok().filter(|c| !c.trim().is_empty()) {
+        return version(&cxx)
+            .map(|v| (cxx.clone(), v))
+            .ok_or(format!("CXX={cxx} does not run (`{cxx} --version` failed)"));
     }
-    Err(format!(
-        "no C++ compiler on PATH ({}); Debian/Ubuntu: apt-get install g++",
-        COMPILERS.join(", ")
-    ))
+    COMPILERS
+        .iter()
+        .find_map(|c| version(c).map(|v| (c.to_string(), v)))
+        .ok_or(format!(
+            "no C++ compiler on PATH ({}); Debian/Ubuntu: apt-get install g++",
+            COMPILERS.join(", ")
+        ))
 }
 
 /// The programs built with `flags`: compiled once per source, compiler and flags into the
@@ -136,7 +143,7 @@ fn binary(flags: Flags) -> Result<PathBuf, String> {
     // Built under a name of its own, then renamed: a cell in another process never runs a
     // half-written binary.
     let partial = dir.join(format!("{}.partial-{}", exe.display(), std::process::id()));
-    let out = Command::new(command)
+    let out = Command::new(&command)
         .arg("-std=c++17")
         .args(flags.args())
         .arg("-o")
