@@ -7,12 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn skip_or_fail(reason: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("the browser test cannot run under CI: {reason}");
-    }
-    eprintln!("skipping the browser test: {reason}");
-}
+mod window;
+use window::{load, skip_or_fail};
 
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
@@ -56,19 +52,6 @@ fn load_in_chromium(browser: &Path, page: &str, shot: &Path, profile: &Path) -> 
         .lines()
         .filter(|l| l.contains(":CONSOLE"))
         .map(str::to_string)
-        .collect()
-}
-
-/// The screenshot's pixels as RGB.
-fn pixels(path: &Path) -> Vec<[u8; 3]> {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.line_size / info.width as usize;
-    buf[..info.buffer_size()]
-        .chunks_exact(channels)
-        .map(|p| [p[0], p[1], p[2]])
         .collect()
 }
 
@@ -147,7 +130,7 @@ fn the_quick_runs_page_opens_in_a_browser_styled_with_its_plots() {
         &dir.join("profile-top"),
     );
     assert!(logged.is_empty(), "console messages: {logged:#?}");
-    let px = pixels(&top);
+    let px = load(&top).rgb;
     let share = |rgb: [u8; 3]| px.iter().filter(|&&p| p == rgb).count() as f64 / px.len() as f64;
     assert!(
         share([0x1f, 0x29, 0x37]) > 0.02,

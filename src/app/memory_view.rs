@@ -182,6 +182,9 @@ enum Shown {
     Boxes {
         regions: Vec<Region>,
         up_close: Vec<Region>,
+        /// Each entity's first byte, and the scale the scatter and its reading share.
+        starts: Vec<usize>,
+        range: Option<AddressRange>,
     },
 }
 
@@ -202,7 +205,14 @@ impl Shown {
                     .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
                     .copied()
                     .collect();
-                Shown::Boxes { regions, up_close }
+                let starts = entity_starts(&regions);
+                let range = address_range(&starts);
+                Shown::Boxes {
+                    regions,
+                    up_close,
+                    starts,
+                    range,
+                }
             }
             _ => Shown::Lines {
                 regions: sim.driver.regions(0..n.min(WINDOW)),
@@ -241,7 +251,12 @@ fn picture_part(
             let room = ui.available_size();
             cache_line_grid(ui, regions, addressing, room);
         }
-        Shown::Boxes { regions, up_close } => {
+        Shown::Boxes {
+            up_close,
+            starts,
+            range,
+            ..
+        } => {
             ui.label(
                 RichText::new(format!(
                     "memory · {kind}: each entity's box, address against index (entities 0–{last})"
@@ -250,7 +265,7 @@ fn picture_part(
                 .strong(),
             );
             let room = ui.available_size();
-            address_scatter(ui, regions, vec2(room.x, room.y * 0.55));
+            address_scatter(ui, starts, range.as_ref(), vec2(room.x, room.y * 0.55));
             ui.label(RichText::new("the first 8 boxes, byte by byte:").small());
             let room = ui.available_size();
             cache_line_grid(ui, up_close, "address", room);
@@ -271,7 +286,7 @@ fn readings_part(
 ) {
     match shown {
         Shown::Lines { regions, .. } => lines_summary(ui, regions),
-        Shown::Boxes { regions, .. } => stride_summary(ui, regions),
+        Shown::Boxes { regions, range, .. } => stride_summary(ui, regions, range.as_ref()),
     }
     ui.separator();
     bandwidth_line(ui, sim, stats, kind, limit);
@@ -444,9 +459,8 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
 
 /// Each entity's first byte against its index: a staircase in allocation order, a scatter once
 /// the heap is shuffled.
-fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
-    let starts = entity_starts(regions);
-    let Some(AddressRange { lo, hi, outside }) = address_range(&starts) else {
+fn address_scatter(ui: &mut egui::Ui, starts: &[usize], range: Option<&AddressRange>, size: Vec2) {
+    let Some(&AddressRange { lo, hi, outside }) = range else {
         ui.label("no entities");
         return;
     };
@@ -499,8 +513,8 @@ fn address_scatter(ui: &mut egui::Ui, regions: &[Region], size: Vec2) {
 }
 
 /// How far apart neighbours sit: a staircase the prefetcher follows, or a scatter it cannot.
-fn stride_summary(ui: &mut egui::Ui, regions: &[Region]) {
-    let span = address_range(&entity_starts(regions)).map_or(0, |r| r.hi - r.lo);
+fn stride_summary(ui: &mut egui::Ui, regions: &[Region], range: Option<&AddressRange>) {
+    let span = range.map_or(0, |r| r.hi - r.lo);
     let step = median_stride(regions).unwrap_or(0);
     let reading = if step <= 128 {
         "neighbours sit side by side: a staircase the prefetcher can follow"
@@ -522,6 +536,7 @@ fn stride_summary(ui: &mut egui::Ui, regions: &[Region]) {
 /// The addresses the scatter's scale spans: all of them, unless a few boxes (at most 1% each
 /// side) sit so far away that they would flatten the rest into one line (a box from another
 /// malloc arena is terabytes away); those are counted as outside.
+#[derive(Clone, Copy)]
 struct AddressRange {
     lo: usize,
     hi: usize,

@@ -19,7 +19,7 @@ use std::process::Command;
 use serde::Deserialize;
 
 use super::exp_counters::{instructions_record, this_binary};
-use super::exp_layouts::frame_stats;
+use super::exp_layouts::frame_stats_on;
 use super::harness::Stats;
 use super::output::write_atomically;
 use super::record::Record;
@@ -28,7 +28,6 @@ use super::{BenchConfig, BenchError, Cell, Experiment, fmt_num, studies, table};
 use crate::counters::FrameSpec;
 use crate::counters::cachegrind::{self, PINNED};
 use crate::layout::LayoutKind;
-use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
 
@@ -225,7 +224,7 @@ fn rust_cell(
     rep: usize,
 ) -> Result<Vec<Record>, BenchError> {
     let tier = flags.rust_tier();
-    let stats = frame_with_tier::<f32>(kind, n, tier, &cfg.method)?;
+    let stats = frame_stats_on::<f32>(kind, n, Threads::One, tier, &cfg.method)?;
     Ok(vec![
         Record::new(NAME, kind.name(), "f32", n)
             .param(format!(
@@ -235,25 +234,6 @@ fn rust_cell(
             ))
             .with("frame_ms", "ms", stats),
     ])
-}
-
-/// Our frame (move + regen, one thread) on `tier`.
-fn frame_with_tier<S: Scalar>(
-    kind: LayoutKind,
-    n: usize,
-    tier: SimdTier,
-    method: &super::harness::Method,
-) -> Result<Stats, BenchError> {
-    if tier == SimdTier::Baseline {
-        return frame_stats::<S>(kind, n, Threads::One, method);
-    }
-    let mut swarm = crate::swarm::Swarm::<S>::with_count(kind, super::SEED, n)?;
-    swarm.set_simd(tier);
-    let dt = crate::workload::Dt::default();
-    Ok(super::harness::measure(method, || {
-        swarm.step(dt, Threads::One);
-        std::hint::black_box(&mut swarm);
-    }))
 }
 
 /// Cachegrind's instructions per entity per frame of a C++ program at [`COUNTED_N`].

@@ -10,6 +10,7 @@ use super::studies::{self, js_layout_ms};
 use super::{BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, table, vs_study};
 use crate::layout::LayoutKind;
 use crate::scalar::Scalar;
+use crate::simd::SimdTier;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
@@ -34,7 +35,19 @@ pub fn frame_stats<S: Scalar>(
     threads: Threads,
     method: &Method,
 ) -> Result<Stats, BenchError> {
+    frame_stats_on::<S>(kind, n, threads, SimdTier::Baseline, method)
+}
+
+/// [`frame_stats`] with the kernels on `tier` (layouts without SIMD kernels ignore it).
+pub fn frame_stats_on<S: Scalar>(
+    kind: LayoutKind,
+    n: usize,
+    threads: Threads,
+    tier: SimdTier,
+    method: &Method,
+) -> Result<Stats, BenchError> {
     let mut swarm = Swarm::<S>::with_count(kind, SEED, n)?;
+    swarm.set_simd(tier);
     let dt = Dt::default();
     Ok(measure(method, || {
         swarm.step(dt, threads);

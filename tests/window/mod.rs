@@ -7,9 +7,9 @@ use std::process::Command;
 
 pub fn skip_or_fail(reason: &str) {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("the app test cannot run under CI: {reason}");
+        panic!("this test cannot run under CI: {reason}");
     }
-    eprintln!("skipping the app test: {reason}");
+    eprintln!("skipping this test: {reason}");
 }
 
 pub fn have(program: &str) -> bool {
