@@ -39,8 +39,9 @@ struct Cli {
 /// accepted range before a window opens.
 #[derive(Args)]
 struct AppArgs {
-    /// Layout to start with: ecs-table, ecs-sparse, ecs-contiguous, soa, aos, boxed,
-    /// boxed-shuffled, dyn-1, dyn-2, dyn-4, dyn-12, gpu (needs a GPU adapter with compute).
+    /// Layout to start with: ecs-table, ecs-sparse, ecs-contiguous, hecs, hecs-tuned, flecs,
+    /// flecs-tuned, shipyard, shipyard-tuned, soa, chunks, aos, boxed, boxed-shuffled, dyn-1,
+    /// dyn-2, dyn-4, dyn-12, gpu (needs a GPU adapter with compute).
     #[arg(long, default_value = "ecs-table")]
     layout: LayoutKind,
     /// Entities to start with, 0 to 10,000,000 (100,000,000 on the gpu layout where the adapter

@@ -99,6 +99,9 @@ pub struct UiState {
     /// at UI scale 1.25 with every layout on the scoreboard.
     pub plot_height: f32,
     pub row_height: f32,
+    /// The most scoreboard bars the panel shows (the fastest, and always the current layout's):
+    /// with every layout measured, nineteen bars do not fit 720 lines even at their least height.
+    pub scoreboard_rows: usize,
     /// The count of the last `count until-over` result the slider was moved to.
     pub slider_synced_to: Option<usize>,
 }
@@ -253,6 +256,7 @@ pub fn run(options: AppOptions) -> ExitCode {
         memory_overflow_logged: false,
         plot_height: panel::PLOT_HEIGHT,
         row_height: scoreboard::ROW_HEIGHT,
+        scoreboard_rows: usize::MAX,
         slider_synced_to: None,
     })
     .insert_resource(Shots::new(options.export_dir))

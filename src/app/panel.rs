@@ -109,7 +109,13 @@ fn panel(
                 ui.separator();
                 frame_plot(ui, &stats, &mut ui_state, time.elapsed_secs_f64());
                 ui.separator();
-                scoreboard_section(ui, &sim, &stats, ui_state.row_height);
+                scoreboard_section(
+                    ui,
+                    &sim,
+                    &stats,
+                    ui_state.row_height,
+                    ui_state.scoreboard_rows,
+                );
                 ui.separator();
                 footer(ui, &sim, &resident);
             })
@@ -132,11 +138,13 @@ fn panel(
 }
 
 /// Gives the panel's content the room it needs, measured on the last frame: shrinks the frame
-/// plot first, then the scoreboard's rows; grows them back (with some slack, so that they do
-/// not flicker) when room frees up. Returns false when even both at their least do not fit.
+/// plot first, then the scoreboard's rows, then shows fewer bars; grows them back (with some
+/// slack, so that they do not flicker) when room frees up. Returns false when even one bar at
+/// its least does not fit.
 fn make_room(ui_state: &mut UiState, overflow: f32, scoreboard_rows: usize) -> bool {
     use scoreboard::{MIN_ROW_HEIGHT, ROW_HEIGHT};
-    let rows = scoreboard_rows.max(1) as f32;
+    let shown = scoreboard_rows.min(ui_state.scoreboard_rows);
+    let rows = shown.max(1) as f32;
     if overflow > 0.5 {
         let need = overflow + 2.0;
         let from_plot = need.min(ui_state.plot_height - MIN_PLOT_HEIGHT);
@@ -145,10 +153,25 @@ fn make_room(ui_state: &mut UiState, overflow: f32, scoreboard_rows: usize) -> b
         if rest > 0.0 {
             let from_rows = (rest / rows).min(ui_state.row_height - MIN_ROW_HEIGHT);
             ui_state.row_height -= from_rows;
-            return rest - from_rows * rows <= 0.5;
+            let rest = rest - from_rows * rows;
+            if rest > 0.5 {
+                // One bar fewer per row's height short, and one for the "more" line.
+                let fewer = (rest / MIN_ROW_HEIGHT).ceil() as usize + 1;
+                ui_state.scoreboard_rows = shown.saturating_sub(fewer).max(1);
+                return shown > 1;
+            }
         }
     } else if overflow < -12.0 {
         let mut spare = -overflow - 8.0;
+        if ui_state.scoreboard_rows < scoreboard_rows {
+            // Bars come back first, at the least height, as long as a whole one fits.
+            let more = (spare / MIN_ROW_HEIGHT).floor() as usize;
+            if more > 0 {
+                ui_state.scoreboard_rows = (shown + more).min(scoreboard_rows);
+                return true;
+            }
+            return true;
+        }
         let to_rows = (spare / rows).min(ROW_HEIGHT - ui_state.row_height);
         ui_state.row_height += to_rows;
         spare -= to_rows * rows;
@@ -172,7 +195,7 @@ fn controls(
         LayoutKind::ALL
             .iter()
             .position(|&k| k == kind)
-            .map_or("", |i| LAYOUT_KEYS[i].1)
+            .map_or("", |i| LAYOUT_KEYS[i].2)
     };
     ui.horizontal(|ui| {
         ui.label(RichText::new("layout").strong());
@@ -255,11 +278,14 @@ fn controls(
         ui.label("threads");
         let mut threads = sim.driver.threads();
         ui.radio_value(&mut threads, Threads::One, "1");
-        ui.radio_value(
+        let all = ui.radio_value(
             &mut threads,
             Threads::All,
             format!("all ({})", core_count()),
         );
+        if let Some(how) = current.parallel_note() {
+            all.on_hover_text(format!("{}: {how}", current.name()));
+        }
         if threads != sim.driver.threads() {
             want.push(Action::Threads(threads));
         }
@@ -554,9 +580,16 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
         });
 }
 
-fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, row_height: f32) {
+fn scoreboard_section(
+    ui: &mut egui::Ui,
+    sim: &Sim,
+    stats: &FrameStats,
+    row_height: f32,
+    max_rows: usize,
+) {
     let n = sim.driver.len();
-    let rows = scoreboard::rows(stats, n);
+    let all = scoreboard::rows(stats, n);
+    let rows = scoreboard::fastest_and(&all, sim.driver.kind(), max_rows);
     ui.label(
         RichText::new(format!(
             "scoreboard at {} entities · simulate p50 · ≈ what 16.67 ms allows",
@@ -567,10 +600,21 @@ fn scoreboard_section(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, row_heig
     );
     if rows.is_empty() {
         ui.label(
-            RichText::new("switch layouts (keys 1-9, 0, -, =, G) to compare them here").weak(),
+            RichText::new("switch layouts (keys 1-9, 0, -, =, ⇧1-⇧6, G) to compare them here")
+                .weak(),
         );
     } else {
         scoreboard::paint(ui, &rows, row_height);
+        if rows.len() < all.len() {
+            ui.label(
+                RichText::new(format!(
+                    "+{} slower not shown (room); the export (E) has them all",
+                    all.len() - rows.len()
+                ))
+                .small()
+                .weak(),
+            );
+        }
     }
     if sim.driver.kind().is_gpu() && sim.device_note.is_some() {
         // The gpu layout gets no bar rather than a CPU time dressed as its own; the readout

@@ -127,6 +127,22 @@ pub fn csv(rows: &[Row], n: usize, threads: &str) -> String {
     String::from_utf8(bytes).expect("CSV of UTF-8 fields is UTF-8")
 }
 
+/// The fastest `max` of `rows` (sorted fastest first), with `current`'s row kept in place of the
+/// last one when it would fall off: the bar the audience is looking at never disappears.
+pub fn fastest_and(rows: &[Row], current: LayoutKind, max: usize) -> Vec<Row> {
+    let max = max.max(1);
+    if rows.len() <= max {
+        return rows.to_vec();
+    }
+    let mut shown = rows[..max].to_vec();
+    if !shown.iter().any(|r| r.kind == current)
+        && let Some(row) = rows.iter().find(|r| r.kind == current)
+    {
+        shown[max - 1] = row.clone();
+    }
+    shown
+}
+
 /// Height of one bar's row, in points, with room to spare, and the least the panel squeezes it
 /// to (its type shrinks with it, from 13 to 11 points).
 pub const ROW_HEIGHT: f32 = 17.0;
@@ -379,6 +395,33 @@ mod tests {
         assert_eq!(rows[0].kind, LayoutKind::Soa);
         assert_eq!(rows[0].allows, "8.33M");
         assert_eq!(rows[1].kind, LayoutKind::Boxed);
+    }
+
+    #[test]
+    fn a_short_scoreboard_keeps_the_fastest_and_the_current_layout() {
+        let mut stats = FrameStats::default();
+        let kinds = [
+            (LayoutKind::Soa, 1.0),
+            (LayoutKind::HecsTuned, 2.0),
+            (LayoutKind::Flecs, 3.0),
+            (LayoutKind::Boxed, 9.0),
+        ];
+        for (kind, ms) in kinds {
+            stats.scoreboard.entry(kind).or_default().push(0.0, ms);
+        }
+        let all = rows(&stats, 1_000_000);
+        let names = |rows: &[Row]| rows.iter().map(|r| r.kind).collect::<Vec<_>>();
+        assert_eq!(fastest_and(&all, LayoutKind::Soa, 10), all);
+        assert_eq!(
+            names(&fastest_and(&all, LayoutKind::Soa, 2)),
+            [LayoutKind::Soa, LayoutKind::HecsTuned]
+        );
+        // The current layout, slowest of all, takes the last place shown.
+        assert_eq!(
+            names(&fastest_and(&all, LayoutKind::Boxed, 2)),
+            [LayoutKind::Soa, LayoutKind::Boxed]
+        );
+        assert_eq!(fastest_and(&all, LayoutKind::Boxed, 0).len(), 1);
     }
 
     /// `name="value"` of one SVG element's attribute, as a number.

@@ -30,21 +30,29 @@ use super::sim::{Request, Sim, SimSet};
 use super::stats::FrameStats;
 use super::{Canvas, UiState};
 
-/// The key for each layout of `LayoutKind::ALL`, in order, and how the panel names it.
-pub const LAYOUT_KEYS: [(KeyCode, &str); LayoutKind::ALL.len()] = [
-    (KeyCode::Digit1, "1"),
-    (KeyCode::Digit2, "2"),
-    (KeyCode::Digit3, "3"),
-    (KeyCode::Digit4, "4"),
-    (KeyCode::Digit5, "5"),
-    (KeyCode::Digit6, "6"),
-    (KeyCode::Digit7, "7"),
-    (KeyCode::Digit8, "8"),
-    (KeyCode::Digit9, "9"),
-    (KeyCode::Digit0, "0"),
-    (KeyCode::Minus, "-"),
-    (KeyCode::Equal, "="),
-    (KeyCode::KeyG, "G"),
+/// The key for each layout of `LayoutKind::ALL`, in order, whether it is pressed with Shift, and
+/// how the panel names it. Our layouts and Bevy's keep the digit row they always had; the other
+/// ECS libraries (which sit beside Bevy's in the list) take Shift and 1 to 6.
+pub const LAYOUT_KEYS: [(KeyCode, bool, &str); LayoutKind::ALL.len()] = [
+    (KeyCode::Digit1, false, "1"),
+    (KeyCode::Digit2, false, "2"),
+    (KeyCode::Digit3, false, "3"),
+    (KeyCode::Digit1, true, "⇧1"),
+    (KeyCode::Digit2, true, "⇧2"),
+    (KeyCode::Digit3, true, "⇧3"),
+    (KeyCode::Digit4, true, "⇧4"),
+    (KeyCode::Digit5, true, "⇧5"),
+    (KeyCode::Digit6, true, "⇧6"),
+    (KeyCode::Digit4, false, "4"),
+    (KeyCode::Digit5, false, "5"),
+    (KeyCode::Digit6, false, "6"),
+    (KeyCode::Digit7, false, "7"),
+    (KeyCode::Digit8, false, "8"),
+    (KeyCode::Digit9, false, "9"),
+    (KeyCode::Digit0, false, "0"),
+    (KeyCode::Minus, false, "-"),
+    (KeyCode::Equal, false, "="),
+    (KeyCode::KeyG, false, "G"),
 ];
 
 #[derive(Resource)]
@@ -129,8 +137,9 @@ fn keys(
     mut windows: Query<&mut Window, With<PrimaryWindow>>,
     mut requests: MessageWriter<Request>,
 ) {
-    for ((key, _), kind) in LAYOUT_KEYS.iter().zip(LayoutKind::ALL) {
-        if input.just_pressed(*key) {
+    let shift = input.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+    for ((key, with_shift, _), kind) in LAYOUT_KEYS.iter().zip(LayoutKind::ALL) {
+        if input.just_pressed(*key) && *with_shift == shift {
             requests.write(Request(Action::Layout(kind)));
         }
     }

@@ -32,6 +32,7 @@ pub mod exp_js;
 mod exp_layouts;
 mod exp_memory;
 mod exp_migration;
+mod exp_peers;
 mod exp_random_access;
 #[cfg(feature = "app")]
 mod exp_render;
@@ -189,6 +190,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_dispatch::Dispatch,
         &exp_js::Js,
         &exp_cpp::Cpp,
+        &exp_peers::Peers,
         &exp_threads::ThreadScaling,
         &exp_simd::Simd,
         &exp_gather::Gather,

@@ -28,13 +28,13 @@ use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
 const REBUILD_FROM: usize = 16_384;
+use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::memory::{MemoryUse, can_allocate};
 use crate::scalar::Scalar;
-use crate::simd::{self, Kernel, SimdTier};
+use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one,
-    point_bytes, regen_one, sink_chunks,
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
 };
 
 /// Which storage a component set asks Bevy for. The component types are generic over it so the
@@ -58,7 +58,9 @@ impl Storage for InSparseSet {
 macro_rules! component {
     ($(#[$doc:meta])* $name:ident { $($field:ident),+ }) => {
         $(#[$doc])*
-        pub struct $name<S, K> {
+        // flecs' derive makes the same struct a flecs component too (`flecs_world.rs`).
+        #[derive(flecs_ecs::prelude::Component)]
+        pub struct $name<S: Scalar, K: Storage> {
             $(pub $field: S,)+
             _storage: PhantomData<fn() -> K>,
         }
@@ -91,7 +93,14 @@ component!(Regen { per_second });
 component!(Armor { value });
 
 /// The stable id every layout keys its checksum by.
-pub struct EntityId<K>(pub u64, PhantomData<fn() -> K>);
+#[derive(flecs_ecs::prelude::Component)]
+pub struct EntityId<K: Storage>(pub u64, PhantomData<fn() -> K>);
+
+impl<K: Storage> EntityId<K> {
+    pub fn new(id: u64) -> Self {
+        Self(id, PhantomData)
+    }
+}
 
 impl<K: Storage> Component for EntityId<K> {
     const STORAGE_TYPE: StorageType = K::TYPE;
@@ -183,157 +192,6 @@ fn move_contiguous_system<S: Scalar>(
             );
         });
     }
-}
-
-/// [`move_interleaved`] as a kernel compiled per SIMD tier; `one_cursor` runs the loop as it
-/// was before the cursors ([`move_interleaved_one_cursor`]), the bench's control.
-pub struct MoveInterleaved<'a, S: Scalar> {
-    pub positions: &'a mut [Position<S, InTable>],
-    pub velocities: &'a [Velocity<S, InTable>],
-    pub dt: S,
-    pub one_cursor: bool,
-}
-
-impl<S: Scalar> Kernel for MoveInterleaved<'_, S> {
-    #[inline(always)]
-    fn run(self) {
-        if self.one_cursor {
-            move_interleaved_one_cursor(self.positions, self.velocities, self.dt);
-        } else {
-            move_interleaved(self.positions, self.velocities, self.dt);
-        }
-    }
-}
-
-/// The tuned regen loop as a kernel compiled per SIMD tier.
-struct RegenTable<'a, S: Scalar> {
-    energies: &'a mut [Energy<S, InTable>],
-    regens: &'a [Regen<S, InTable>],
-    dt: S,
-}
-
-impl<S: Scalar> Kernel for RegenTable<'_, S> {
-    #[inline(always)]
-    fn run(self) {
-        for (e, r) in self.energies.iter_mut().zip(self.regens) {
-            e.value = regen_one(e.value, r.per_second, self.dt);
-        }
-    }
-}
-
-/// Entities per block of [`move_interleaved`]: 16 coordinates, two AVX registers of `f32`.
-const LANES: usize = 8;
-
-/// The extent each coordinate of an interleaved block wraps in: `[WIDTH, HEIGHT, WIDTH, ...]`.
-#[inline(always)]
-fn interleaved_extent<S: Scalar>() -> [S; 2 * LANES] {
-    std::array::from_fn(|i| {
-        S::from_f64(if i % 2 == 0 {
-            WORLD_WIDTH
-        } else {
-            WORLD_HEIGHT
-        })
-    })
-}
-
-/// `move` for one block of [`LANES`] entities whose `Position { x, y }` / `Velocity { x, y }`
-/// interleave the same way, so the block is one flat stream of coordinates `[x0, y0, x1, y1,
-/// ...]` against a repeating `[WIDTH, HEIGHT]` extent: the same `move_coordinate` per
-/// coordinate, in a loop the compiler vectorizes as it does SoA's columns (a loop over `(p.x,
-/// p.y)` pairs with two different wraps did not, and ran ~1.3-1.5x slower than SoA). Copying
-/// through small arrays keeps it safe Rust: no cast of the component slices.
-#[inline(always)]
-fn move_block<S: Scalar, K: Storage>(
-    ps: &mut [Position<S, K>],
-    vs: &[Velocity<S, K>],
-    dt: S,
-    extent: &[S; 2 * LANES],
-) {
-    let mut flat: [S; 2 * LANES] = std::array::from_fn(|i| {
-        let p = &ps[i / 2];
-        if i % 2 == 0 { p.x } else { p.y }
-    });
-    let speed: [S; 2 * LANES] = std::array::from_fn(|i| {
-        let v = &vs[i / 2];
-        if i % 2 == 0 { v.x } else { v.y }
-    });
-    for ((c, v), e) in flat.iter_mut().zip(speed).zip(extent) {
-        *c = move_coordinate(*c, v, dt, *e);
-    }
-    for (p, xy) in ps.iter_mut().zip(flat.chunks_exact(2)) {
-        (p.x, p.y) = (xy[0], xy[1]);
-    }
-}
-
-/// `move` over the interleaved columns in blocks, one cursor from the front: two streams, the
-/// positions (read and written) and the velocities. Kept as the bench's control for
-/// [`move_interleaved`] ([`MoveInterleaved`] with `one_cursor`).
-#[inline(always)]
-fn move_interleaved_one_cursor<S: Scalar, K: Storage>(
-    positions: &mut [Position<S, K>],
-    velocities: &[Velocity<S, K>],
-    dt: S,
-) {
-    let extent = interleaved_extent();
-    let mut p_blocks = positions.chunks_exact_mut(LANES);
-    let mut v_blocks = velocities.chunks_exact(LANES);
-    for (ps, vs) in (&mut p_blocks).zip(&mut v_blocks) {
-        move_block(ps, vs, dt, &extent);
-    }
-    for (p, v) in p_blocks
-        .into_remainder()
-        .iter_mut()
-        .zip(v_blocks.remainder())
-    {
-        (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
-    }
-}
-
-/// Cursors [`move_interleaved`] walks the columns with, each over its own share.
-const CURSORS: usize = 4;
-
-/// Below this many entities the columns sit in the caches, where streams cost nothing and one
-/// cursor's simpler loop is cheaper (0.80 against 0.88 ns per entity for a first four-cursor
-/// loop at 10k entities, 128-bit, Intel host, `bench --worker simd --cell "n=10000;rep=1"`).
-const CURSORS_FROM: usize = 1 << 16;
-
-/// `move` over the interleaved columns at SoA speed: [`CURSORS`] cursors, each walking its own
-/// share of the entities in step with the others, so that as many bytes are in flight from
-/// memory as in SoA's move. With one cursor (two streams, 8 bytes per entity each, against
-/// SoA's four streams of 4), the same bytes and the same instructions ran x1.3-1.9 slower than
-/// SoA at 10M entities on an Intel Xeon at 128-bit width, the move alone carrying the gap, while
-/// the ECS with one component per coordinate ran at SoA speed (`bench --only ecs-vs-soa`, the
-/// one-cursor control). Each entity's arithmetic is unchanged, so results are bit-identical.
-#[inline(always)]
-fn move_interleaved<S: Scalar, K: Storage>(
-    positions: &mut [Position<S, K>],
-    velocities: &[Velocity<S, K>],
-    dt: S,
-) {
-    if positions.len() < CURSORS_FROM {
-        return move_interleaved_one_cursor(positions, velocities, dt);
-    }
-    let extent = interleaved_extent();
-    let share = positions.len().min(velocities.len()) / (CURSORS * LANES) * LANES;
-    let (mut rest_p, mut rest_v) = (positions, velocities);
-    let [a, b, c, d]: [(&mut [Position<S, K>], &[Velocity<S, K>]); CURSORS] =
-        std::array::from_fn(|_| {
-            let (p, more_p) = std::mem::take(&mut rest_p).split_at_mut(share);
-            let (v, more_v) = rest_v.split_at(share);
-            (rest_p, rest_v) = (more_p, more_v);
-            (p, v)
-        });
-    // Written out rather than looped over the cursors: a loop of four costs a mispredicted
-    // branch every round (cachegrind, `cargo bench --bench counts`).
-    for block in (0..share).step_by(LANES) {
-        let range = block..block + LANES;
-        move_block(&mut a.0[range.clone()], &a.1[range.clone()], dt, &extent);
-        move_block(&mut b.0[range.clone()], &b.1[range.clone()], dt, &extent);
-        move_block(&mut c.0[range.clone()], &c.1[range.clone()], dt, &extent);
-        move_block(&mut d.0[range.clone()], &d.1[range], dt, &extent);
-    }
-    // What the equal shares leave: fewer than CURSORS blocks and a remainder.
-    move_interleaved_one_cursor(rest_p, rest_v, dt);
 }
 
 fn regen_contiguous_system<S: Scalar>(

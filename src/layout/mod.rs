@@ -12,8 +12,13 @@ mod boxed;
 pub mod chunks;
 mod dyn_agents;
 mod ecs;
+mod flecs_world;
+mod hecs_world;
+pub mod interleaved;
 mod kernels;
+mod listed;
 pub mod regions;
+mod shipyard_world;
 mod soa;
 
 use std::collections::TryReserveError;
@@ -26,9 +31,13 @@ pub use boxed::BoxedEntities;
 pub use chunks::Chunks;
 pub use dyn_agents::DynAgents;
 pub use ecs::{
-    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, MoveInterleaved,
-    Position, Regen, Storage, Velocity,
+    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen,
+    Storage, Velocity,
 };
+pub use flecs_world::FlecsLayout;
+pub use hecs_world::HecsLayout;
+pub use interleaved::MoveInterleaved;
+pub use shipyard_world::ShipyardLayout;
 pub use soa::Soa;
 
 use crate::memory::MemoryUse;
@@ -167,6 +176,15 @@ pub enum LayoutKind {
     EcsTable,
     EcsSparse,
     EcsContiguous,
+    /// hecs, idiomatic (`query_mut`) and tuned (archetype column slices).
+    Hecs,
+    HecsTuned,
+    /// flecs, idiomatic (`par_each`) and tuned (`par_run` with field slices).
+    Flecs,
+    FlecsTuned,
+    /// shipyard, idiomatic (`(&mut a, &b).iter()`) and tuned (one packed array walked alone).
+    Shipyard,
+    ShipyardTuned,
     Soa,
     /// Fixed 16 KiB blocks, each holding its entities' fields as arrays (Unity's chunks).
     Chunks,
@@ -185,10 +203,16 @@ pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
 impl LayoutKind {
     /// Every layout in CPU memory, in the order the panel and the reports list them: what the
     /// CPU benches, the equivalence tests and `verify` (f32 and f64) run.
-    pub const CPU: [LayoutKind; 12] = [
+    pub const CPU: [LayoutKind; 18] = [
         LayoutKind::EcsTable,
         LayoutKind::EcsSparse,
         LayoutKind::EcsContiguous,
+        LayoutKind::Hecs,
+        LayoutKind::HecsTuned,
+        LayoutKind::Flecs,
+        LayoutKind::FlecsTuned,
+        LayoutKind::Shipyard,
+        LayoutKind::ShipyardTuned,
         LayoutKind::Soa,
         LayoutKind::Chunks,
         LayoutKind::Aos,
@@ -201,8 +225,8 @@ impl LayoutKind {
     ];
 
     /// Every layout a person can pick: the CPU ones, then the gpu layout.
-    pub const ALL: [LayoutKind; 13] = {
-        let mut all = [LayoutKind::Gpu; 13];
+    pub const ALL: [LayoutKind; 19] = {
+        let mut all = [LayoutKind::Gpu; 19];
         let mut i = 0;
         while i < Self::CPU.len() {
             all[i] = Self::CPU[i];
@@ -217,6 +241,12 @@ impl LayoutKind {
             LayoutKind::EcsTable => "ecs-table".into(),
             LayoutKind::EcsSparse => "ecs-sparse".into(),
             LayoutKind::EcsContiguous => "ecs-contiguous".into(),
+            LayoutKind::Hecs => "hecs".into(),
+            LayoutKind::HecsTuned => "hecs-tuned".into(),
+            LayoutKind::Flecs => "flecs".into(),
+            LayoutKind::FlecsTuned => "flecs-tuned".into(),
+            LayoutKind::Shipyard => "shipyard".into(),
+            LayoutKind::ShipyardTuned => "shipyard-tuned".into(),
             LayoutKind::Soa => "soa".into(),
             LayoutKind::Chunks => "chunks".into(),
             LayoutKind::Aos => "aos".into(),
@@ -233,6 +263,12 @@ impl LayoutKind {
             LayoutKind::EcsTable => "Bevy ECS, table (idiomatic)".into(),
             LayoutKind::EcsSparse => "Bevy ECS, sparse set (idiomatic)".into(),
             LayoutKind::EcsContiguous => "Bevy ECS, contiguous slices (tuned)".into(),
+            LayoutKind::Hecs => "hecs, archetypes (idiomatic)".into(),
+            LayoutKind::HecsTuned => "hecs, archetype columns (tuned)".into(),
+            LayoutKind::Flecs => "flecs, tables (idiomatic)".into(),
+            LayoutKind::FlecsTuned => "flecs, table fields (tuned)".into(),
+            LayoutKind::Shipyard => "shipyard, sparse sets (idiomatic)".into(),
+            LayoutKind::ShipyardTuned => "shipyard, packed walk (tuned)".into(),
             LayoutKind::Soa => "SoA (Vec per field)".into(),
             LayoutKind::Chunks => "16 KiB chunks of arrays (Unity)".into(),
             LayoutKind::Aos => "AoS (Vec<Entity>)".into(),
@@ -258,6 +294,11 @@ impl LayoutKind {
             LayoutKind::EcsTable | LayoutKind::EcsContiguous | LayoutKind::EcsSparse => {
                 ecs::bytes_per_entity::<S>()
             }
+            LayoutKind::Hecs | LayoutKind::HecsTuned => hecs_world::bytes_per_entity::<S>(),
+            LayoutKind::Flecs | LayoutKind::FlecsTuned => flecs_world::bytes_per_entity::<S>(),
+            LayoutKind::Shipyard | LayoutKind::ShipyardTuned => {
+                shipyard_world::bytes_per_entity::<S>()
+            }
             LayoutKind::Soa | LayoutKind::Aos => payload,
             // A last block partly empty; over a population that matters, a few percent.
             LayoutKind::Chunks => payload + payload / 16,
@@ -280,6 +321,12 @@ impl LayoutKind {
             LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
             LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
             LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
+            LayoutKind::Hecs => Box::new(HecsLayout::<S>::new(false)),
+            LayoutKind::HecsTuned => Box::new(HecsLayout::<S>::new(true)),
+            LayoutKind::Flecs => Box::new(FlecsLayout::<S>::new(false)),
+            LayoutKind::FlecsTuned => Box::new(FlecsLayout::<S>::new(true)),
+            LayoutKind::Shipyard => Box::new(ShipyardLayout::<S>::new(false)),
+            LayoutKind::ShipyardTuned => Box::new(ShipyardLayout::<S>::new(true)),
             LayoutKind::Soa => Box::new(Soa::<S>::default()),
             LayoutKind::Chunks => Box::new(Chunks::<S>::default()),
             LayoutKind::Aos => Box::new(Aos::<S>::default()),
@@ -295,8 +342,33 @@ impl LayoutKind {
     pub fn has_simd_kernels(self) -> bool {
         matches!(
             self,
-            LayoutKind::Soa | LayoutKind::Chunks | LayoutKind::EcsContiguous | LayoutKind::Aos
+            LayoutKind::Soa
+                | LayoutKind::Chunks
+                | LayoutKind::EcsContiguous
+                | LayoutKind::Aos
+                | LayoutKind::HecsTuned
+                | LayoutKind::FlecsTuned
+                | LayoutKind::ShipyardTuned
         )
+    }
+
+    /// How this layout runs on all cores, where that is not by splitting its arrays across
+    /// Bevy's pool as the others do: the panel's hover and the bench's `threads` notes say it.
+    pub fn parallel_note(self) -> Option<&'static str> {
+        match self {
+            LayoutKind::EcsTable | LayoutKind::EcsSparse => Some("Bevy's par_iter_mut"),
+            LayoutKind::Hecs => Some(
+                "hecs' iter_batched, its batches on Bevy's pool (hecs has no threads of its own)",
+            ),
+            LayoutKind::Flecs | LayoutKind::FlecsTuned => {
+                Some("flecs' own worker threads (World::set_threads), each table split among them")
+            }
+            LayoutKind::Shipyard => Some("shipyard's par_iter (rayon's pool)"),
+            LayoutKind::ShipyardTuned => Some(
+                "shipyard's par_iter, the idiomatic path: the packed walk has no parallel form",
+            ),
+            _ => None,
+        }
     }
 
     /// Whether this is the layout that lives on the GPU.

@@ -1,0 +1,397 @@
+//! Peers: Bevy beside the other ECS libraries (hecs, flecs, shipyard), each in its idiomatic and
+//! its tuned form, and our `soa`, on the one workload every layout runs bit for bit alike. Per
+//! layout and count (10k, 1M, 10M; f32, the baseline SIMD tier, so every tuned form runs the
+//! same kernel):
+//!
+//! - the frame (move + regen) on one thread and on all cores, each the median of [`REPS`] fresh
+//!   processes with its spread;
+//! - cachegrind's instructions and L1d misses per entity per frame, at [`COUNTED_N`];
+//! - spawning [`SPAWN_N`] entities into an empty world, in entities per second;
+//! - churn: 10,000 despawns and 10,000 spawns per frame over 100,000 entities;
+//! - resident bytes per entity, a fresh process's growth while it fills [`SPAWN_N`] entities.
+//!
+//! The two operations from ecs_bench_suite that our workload lacks (iterating a
+//! fragmented world, adding and removing one component) are the `fragmentation` and
+//! `migration` experiments' shapes; they are Bevy's only so far.
+
+use std::time::Instant;
+
+use super::exp_layouts::frame_stats_on;
+use super::harness::measure;
+use super::record::{Query, Record};
+use super::spread::{median, range, short, summary};
+use super::{BenchConfig, BenchError, Cell, Experiment, SEED, fmt_num, table};
+use crate::counters::FrameSpec;
+use crate::counters::cachegrind::{self, PINNED};
+use crate::layout::LayoutKind;
+use crate::memory::{release_to_os, resident_bytes};
+use crate::simd::SimdTier;
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+use crate::workload::{EntityState, SpawnPattern, spawn_range};
+
+pub struct Peers;
+
+pub const NAME: &str = "peers";
+/// Bevy's three layouts, the peers' six, and our `soa`.
+pub const LAYOUTS: [LayoutKind; 10] = [
+    LayoutKind::EcsTable,
+    LayoutKind::EcsSparse,
+    LayoutKind::EcsContiguous,
+    LayoutKind::Hecs,
+    LayoutKind::HecsTuned,
+    LayoutKind::Flecs,
+    LayoutKind::FlecsTuned,
+    LayoutKind::Shipyard,
+    LayoutKind::ShipyardTuned,
+    LayoutKind::Soa,
+];
+/// The libraries' tuned forms the Bevy target is read against.
+const TUNED_PEERS: [LayoutKind; 3] = [
+    LayoutKind::HecsTuned,
+    LayoutKind::FlecsTuned,
+    LayoutKind::ShipyardTuned,
+];
+/// Fresh processes per frame figure.
+const REPS: usize = 5;
+/// Where the instructions and misses are counted: past the L2 of today's machines, so the
+/// misses are the layout's, and small enough for cachegrind to build in seconds.
+const COUNTED_N: usize = 1_000_000;
+const SPAWN_N: usize = 1_000_000;
+/// The churn's base and per-frame share (the `churn` experiment's).
+const CHURN: (usize, usize) = (100_000, 10_000);
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000])
+}
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(REPS, 1)
+}
+
+fn layout_of(c: &Cell, text: &str, expected: &str) -> Result<LayoutKind, BenchError> {
+    text.parse::<LayoutKind>()
+        .ok()
+        .filter(|k| LAYOUTS.contains(k))
+        .ok_or_else(|| c.bad(expected))
+}
+
+fn frame_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    n: usize,
+    threads: Threads,
+    rep: usize,
+) -> Result<Vec<Record>, BenchError> {
+    let stats = frame_stats_on::<f32>(kind, n, threads, SimdTier::Baseline, &cfg.method)?;
+    Ok(vec![
+        Record::new(NAME, kind.name(), "f32", n)
+            .threads(threads)
+            .param(format!("rep={rep}"))
+            .with("frame_ms", "ms", stats),
+    ])
+}
+
+fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(COUNTED_N, 10_000);
+    let exe = super::exp_counters::this_binary(NAME, cell)?;
+    let rec = Record::new(NAME, kind.name(), "f32", n);
+    Ok(vec![
+        match cachegrind::count(&exe, &FrameSpec::for_count(kind, n), &PINNED) {
+            Ok(sim) => rec
+                .clone()
+                .value("instructions", "per entity", sim.per_entity.instructions)
+                .param(format!("l1d_misses={}", sim.per_entity.l1d_misses)),
+            Err(reason) => rec.param(reason).value("unavailable", "cells", 1.0),
+        },
+    ])
+}
+
+/// The population every spawn and memory cell pushes: the bench seed's first `n` entities.
+fn seeded(n: usize) -> (Vec<u64>, Vec<EntityState<f32>>) {
+    let mut states = Vec::with_capacity(n);
+    spawn_range(SpawnPattern::default(), SEED, 0, n, &mut states);
+    ((0..n as u64).collect(), states)
+}
+
+/// Spawns `n` entities into a fresh layout three times; the median rate, in entities per second.
+fn spawn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(SPAWN_N, 100_000);
+    let (ids, states) = seeded(n);
+    let mut rates = Vec::new();
+    for _ in 0..3 {
+        let mut layout = kind.create_cpu::<f32>().expect("the peers are CPU layouts");
+        let t = Instant::now();
+        layout.try_reserve(n).map_err(|e| BenchError::Worker {
+            experiment: NAME.into(),
+            cell: format!("spawn:{kind}"),
+            reason: format!("{e:?}"),
+        })?;
+        layout.push(&ids, &states);
+        rates.push(n as f64 / t.elapsed().as_secs_f64());
+        drop(layout);
+        release_to_os();
+    }
+    let rate = median(&rates).unwrap_or(0.0);
+    Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
+        "spawn_per_s",
+        "entities/s",
+        rate,
+    )])
+}
+
+fn churn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let (base, k) = cfg.pick(CHURN, (20_000, 2_000));
+    let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
+    let mut failed = None;
+    let stats = measure(&cfg.method, || {
+        if let Err(e) = swarm.churn(k) {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    Ok(vec![
+        Record::new(NAME, kind.name(), "f32", base)
+            .param(format!("k={k}"))
+            .with("churn_ms", "ms", stats),
+    ])
+}
+
+/// A fresh process's resident growth while one layout takes `n` entities, per entity: what the
+/// library really holds (slack, indices, bookkeeping), not what its design says it should.
+fn memory_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(SPAWN_N, 100_000);
+    let (ids, states) = seeded(n);
+    let before = resident_bytes().unwrap_or(0);
+    let mut layout = kind.create_cpu::<f32>().expect("the peers are CPU layouts");
+    layout.push(&ids, &states);
+    let after = resident_bytes().unwrap_or(0);
+    std::hint::black_box(&mut layout);
+    let per_entity = after.saturating_sub(before) as f64 / n as f64;
+    Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
+        "resident_bytes",
+        "B/entity",
+        per_entity,
+    )])
+}
+
+/// The per-process p50s of one frame figure.
+fn processes(mine: &[Record], kind: LayoutKind, n: usize, threads: &str) -> Vec<f64> {
+    mine.iter()
+        .filter(|r| {
+            r.metric == "frame_ms"
+                && r.layout == kind.name()
+                && r.n == n as u64
+                && r.threads == threads
+        })
+        .map(|r| r.p50)
+        .collect()
+}
+
+fn value(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
+    Query::metric(metric)
+        .layout(&kind.name())
+        .find(mine)
+        .map(|r| r.p50)
+}
+
+fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
+    Query::metric("instructions")
+        .layout(&kind.name())
+        .find(mine)?
+        .param
+        .strip_prefix("l1d_misses=")?
+        .parse()
+        .ok()
+}
+
+impl Experiment for Peers {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Peers: Bevy beside hecs, flecs and shipyard, idiomatic and tuned (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for rep in 0..reps(cfg) {
+                for threads in Threads::BOTH {
+                    for kind in LAYOUTS {
+                        cells.push(format!("frame:{kind}:{n}:{threads}:{rep}"));
+                    }
+                }
+            }
+        }
+        for what in ["count", "spawn", "churn", "memory"] {
+            for kind in LAYOUTS {
+                cells.push(format!("{what}:{kind}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let expected = "frame:<layout>:<n>:<1|all>:<rep>, or count|spawn|churn|memory:<layout>, for a layout of peers";
+        let c = Cell::new(NAME, cell);
+        let parts: Vec<&str> = cell.split(':').collect();
+        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
+        match parts.as_slice() {
+            ["frame", layout, n, threads, rep] => {
+                let threads = match *threads {
+                    "1" => Threads::One,
+                    "all" => Threads::All,
+                    _ => return Err(c.bad(expected)),
+                };
+                let kind = layout_of(&c, layout, expected)?;
+                frame_cell(cfg, kind, number(n)?, threads, number(rep)?)
+            }
+            ["count", layout] => count_cell(cfg, cell, layout_of(&c, layout, expected)?),
+            ["spawn", layout] => spawn_cell(cfg, layout_of(&c, layout, expected)?),
+            ["churn", layout] => churn_cell(cfg, layout_of(&c, layout, expected)?),
+            ["memory", layout] => memory_cell(cfg, layout_of(&c, layout, expected)?),
+            _ => Err(c.bad(expected)),
+        }
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let (base, k) = cfg.pick(CHURN, (20_000, 2_000));
+        let mut md = format!(
+            "f32, baseline SIMD tier (every tuned form runs the same kernel); frame = move + regen, p50 ms per process, the median of {} processes [min..max]; \"vs best\" divides by the fastest layout's median at that count and thread setting. Instructions and L1d misses: cachegrind per entity per frame at {} entities. Spawn: {} entities into an empty world, median of 3. Churn: {k} despawns + {k} spawns per frame over {base}. Resident: a fresh process's growth while it fills {} entities.\n\n",
+            reps(cfg),
+            short(cfg.pick(COUNTED_N, 10_000)),
+            short(cfg.pick(SPAWN_N, 100_000)),
+            short(cfg.pick(SPAWN_N, 100_000)),
+        );
+        for n in counts(cfg) {
+            let best = |threads: &str| {
+                LAYOUTS
+                    .iter()
+                    .filter_map(|&kind| median(&processes(mine, kind, n, threads)))
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let (best_one, best_all) = (best("1"), best("all"));
+            let rows: Vec<Vec<String>> = LAYOUTS
+                .iter()
+                .map(|&kind| {
+                    let one = processes(mine, kind, n, "1");
+                    let all = processes(mine, kind, n, "all");
+                    let vs = |values: &[f64], best: f64| {
+                        median(values).map_or("-".into(), |m| format!("x{:.2}", m / best))
+                    };
+                    vec![
+                        format!("`{kind}`"),
+                        range(&one),
+                        vs(&one, best_one),
+                        range(&all),
+                        vs(&all, best_all),
+                    ]
+                })
+                .collect();
+            md.push_str(&format!("**{} entities**, the frame:\n\n", short(n)));
+            md.push_str(&table(
+                &[
+                    "layout",
+                    "1 thread, ms",
+                    "vs best",
+                    "all cores, ms",
+                    "vs best",
+                ],
+                &rows,
+            ));
+            md.push('\n');
+        }
+        let rows: Vec<Vec<String>> = LAYOUTS
+            .iter()
+            .map(|&kind| {
+                let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
+                vec![
+                    format!("`{kind}`"),
+                    kind.label(),
+                    opt(value(mine, "instructions", kind), |v| format!("{v:.1}")),
+                    opt(l1d_misses(mine, kind), |v| format!("{v:.3}")),
+                    opt(value(mine, "spawn_per_s", kind), |v| {
+                        format!("{:.1} M/s", v / 1e6)
+                    }),
+                    opt(value(mine, "churn_ms", kind), fmt_num),
+                    opt(value(mine, "resident_bytes", kind), |v| format!("{v:.0}")),
+                ]
+            })
+            .collect();
+        md.push_str("**The operations** (one process each):\n\n");
+        md.push_str(&table(
+            &[
+                "layout",
+                "what it is",
+                "instructions / entity",
+                "L1d misses / entity",
+                "spawn",
+                "churn, ms per frame",
+                "resident B / entity",
+            ],
+            &rows,
+        ));
+        md.push('\n');
+        for n in counts(cfg).into_iter().filter(|&n| n >= 1_000_000) {
+            let bevy = processes(mine, LayoutKind::EcsContiguous, n, "1");
+            let fastest = TUNED_PEERS
+                .iter()
+                .filter_map(|&kind| Some((kind, median(&processes(mine, kind, n, "1"))?)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let (Some((peer, peer_ms)), Some((m, lo, hi))) = (fastest, summary(&bevy)) {
+                let verdict = if m / peer_ms <= 1.10 {
+                    "met"
+                } else {
+                    "not met"
+                };
+                md.push_str(&format!(
+                    "- Target at {}: Bevy's tuned ECS within x1.10 of the fastest library's tuned form (`{peer}`, {peer_ms:.2} ms), one thread: x{:.2} [x{:.2}..x{:.2}] by Bevy's processes, {verdict}.\n",
+                    short(n),
+                    m / peer_ms,
+                    lo / peer_ms,
+                    hi / peer_ms,
+                ));
+            }
+        }
+        for kind in LAYOUTS {
+            if let Some(how) = kind.parallel_note() {
+                md.push_str(&format!("- `{kind}` on all cores: {how}.\n"));
+            }
+        }
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cover_every_layout_both_thread_settings_and_every_operation() {
+        let cfg = BenchConfig::new(true);
+        let cells = Peers.cells(&cfg, &[]);
+        assert_eq!(cells.len(), LAYOUTS.len() * 2 + 4 * LAYOUTS.len());
+        for kind in LAYOUTS {
+            assert!(cells.contains(&format!("frame:{kind}:10000:all:0")));
+            assert!(cells.contains(&format!("spawn:{kind}")));
+        }
+    }
+
+    #[test]
+    fn a_bad_cell_names_what_is_accepted() {
+        let cfg = BenchConfig::new(true);
+        for bad in [
+            "frame:aos:10:1:0",
+            "spawn:nothing",
+            "frame:soa:x:1:0",
+            "walk:soa",
+        ] {
+            let err = Peers.run_cell(&cfg, bad).unwrap_err().to_string();
+            assert!(err.contains("count|spawn|churn|memory"), "{bad}: {err}");
+        }
+    }
+}

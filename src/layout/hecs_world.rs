@@ -1,0 +1,331 @@
+//! hecs: a small, flat archetype ECS in pure Rust. Like Bevy, it keeps the entities of one
+//! component set in an archetype, one column per component; unlike Bevy it keeps no change ticks
+//! and has no scheduler, so a system is a plain function over a query.
+//!
+//! Forms:
+//! - **idiomatic**: `World::query_mut` iterated with a `for` loop, as hecs' README writes a
+//!   system; on all cores `World::query` with `iter_batched`, which hecs documents as its way
+//!   of handing work to a thread pool (it has none of its own: the batches go to ours).
+//! - **tuned**: `World::archetypes` and `Archetype::get` hand out each archetype's columns as
+//!   slices, and the loop is Bevy's tuned one ([`crate::layout::interleaved`]), per SIMD tier.
+//!
+//! The components are the same structs the Bevy layouts store (`Position { x, y }` and so on), so
+//! both libraries hold the same bytes per entity.
+
+use std::ops::Range;
+
+use hecs::{Entity, World};
+
+use crate::layout::ecs::{Armor, Energy, EntityId, Health, InTable, Position, Regen, Velocity};
+use crate::layout::interleaved::{MoveInterleaved, RegenTable};
+use crate::layout::listed::Listed;
+use crate::layout::regions::{Field, Region};
+use crate::layout::{Layout, LayoutKind, ReserveError};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::simd::{self, SimdTier};
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::{
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+};
+
+type Pos<S> = Position<S, InTable>;
+type Vel<S> = Velocity<S, InTable>;
+
+/// An entity's id and all six components, read-only.
+type Everything<'a, S> = (
+    &'a EntityId<InTable>,
+    &'a Pos<S>,
+    &'a Vel<S>,
+    &'a Health<S, InTable>,
+    &'a Energy<S, InTable>,
+    &'a Regen<S, InTable>,
+    &'a Armor<S, InTable>,
+);
+
+pub struct HecsLayout<S: Scalar> {
+    tuned: bool,
+    world: World,
+    entities: Listed<Entity>,
+    tier: SimdTier,
+    _scalar: std::marker::PhantomData<fn() -> S>,
+}
+
+impl<S: Scalar> HecsLayout<S> {
+    pub fn new(tuned: bool) -> Self {
+        crate::threads::pool();
+        Self {
+            tuned,
+            world: World::new(),
+            entities: Listed::default(),
+            tier: SimdTier::Baseline,
+            _scalar: std::marker::PhantomData,
+        }
+    }
+
+    /// The world, for experiments that use hecs directly (migration).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Entities in logical order.
+    pub fn entities(&self) -> &[Entity] {
+        self.entities.as_slice()
+    }
+
+    fn with_entity<R>(&self, entity: Entity, f: impl FnOnce(Everything<'_, S>) -> R) -> R {
+        let mut query = self.world.query_one::<Everything<'_, S>>(entity);
+        f(query
+            .get()
+            .expect("every listed entity is alive, with all seven components"))
+    }
+}
+
+impl<S: Scalar> Layout<S> for HecsLayout<S> {
+    fn kind(&self) -> LayoutKind {
+        if self.tuned {
+            LayoutKind::HecsTuned
+        } else {
+            LayoutKind::Hecs
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    fn set_simd(&mut self, tier: SimdTier) {
+        if self.tuned {
+            self.tier = tier;
+        }
+    }
+
+    fn simd(&self) -> SimdTier {
+        self.tier
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
+        Ok(self
+            .entities
+            .try_reserve(additional, bytes_per_entity::<S>())?)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        let bundles = ids.iter().zip(states).map(|(&id, s)| {
+            (
+                EntityId::<InTable>::new(id),
+                Pos::<S>::new(s.x, s.y),
+                Vel::<S>::new(s.vx, s.vy),
+                Health::<S, InTable>::new(s.hp),
+                Energy::<S, InTable>::new(s.energy),
+                Regen::<S, InTable>::new(s.regen),
+                Armor::<S, InTable>::new(s.armor),
+            )
+        });
+        let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
+        self.entities.extend(spawned);
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        let entity = self.entities.swap_remove(index);
+        self.world
+            .despawn(entity)
+            .expect("every listed entity is alive");
+    }
+
+    fn truncate(&mut self, len: usize) {
+        for entity in self.entities.drain_from(len) {
+            self.world
+                .despawn(entity)
+                .expect("every listed entity is alive");
+        }
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
+        self.entities.release_unused();
+    }
+
+    /// hecs' archetypes keep their capacity: after a big shrink the swarm rebuilds the world.
+    fn rebuild_releases_memory(&self) -> bool {
+        self.entities.rebuild_due()
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        if self.tuned {
+            let tier = self.tier;
+            for archetype in self.world.archetypes() {
+                let (Some(mut positions), Some(velocities)) =
+                    (archetype.get::<&mut Pos<S>>(), archetype.get::<&Vel<S>>())
+                else {
+                    continue;
+                };
+                let c = chunk_len(threads, positions.len());
+                let parts = positions.chunks_mut(c).zip(velocities.chunks(c));
+                for_each_part(threads, parts, |(positions, velocities)| {
+                    simd::run(
+                        tier,
+                        MoveInterleaved {
+                            positions,
+                            velocities,
+                            dt,
+                            one_cursor: false,
+                        },
+                    );
+                });
+            }
+            return;
+        }
+        let step = |(p, v): (&mut Pos<S>, &Vel<S>)| (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+        match threads {
+            Threads::One => self
+                .world
+                .query_mut::<(&mut Pos<S>, &Vel<S>)>()
+                .into_iter()
+                .for_each(step),
+            Threads::All => {
+                let batch = chunk_len(threads, self.len()) as u32;
+                let mut query = self.world.query::<(&mut Pos<S>, &Vel<S>)>();
+                for_each_part(threads, query.iter_batched(batch), |batch| {
+                    batch.for_each(step)
+                });
+            }
+        }
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        type Ene<S> = Energy<S, InTable>;
+        type Reg<S> = Regen<S, InTable>;
+        if self.tuned {
+            let tier = self.tier;
+            for archetype in self.world.archetypes() {
+                let (Some(mut energies), Some(regens)) =
+                    (archetype.get::<&mut Ene<S>>(), archetype.get::<&Reg<S>>())
+                else {
+                    continue;
+                };
+                let c = chunk_len(threads, energies.len());
+                let parts = energies.chunks_mut(c).zip(regens.chunks(c));
+                for_each_part(threads, parts, |(energies, regens)| {
+                    simd::run(
+                        tier,
+                        RegenTable {
+                            energies,
+                            regens,
+                            dt,
+                        },
+                    );
+                });
+            }
+            return;
+        }
+        let step = |(e, r): (&mut Ene<S>, &Reg<S>)| e.value = regen_one(e.value, r.per_second, dt);
+        match threads {
+            Threads::One => self
+                .world
+                .query_mut::<(&mut Ene<S>, &Reg<S>)>()
+                .into_iter()
+                .for_each(step),
+            Threads::All => {
+                let batch = chunk_len(threads, self.len()) as u32;
+                let mut query = self.world.query::<(&mut Ene<S>, &Reg<S>)>();
+                for_each_part(threads, query.iter_batched(batch), |batch| {
+                    batch.for_each(step)
+                });
+            }
+        }
+    }
+
+    /// Archetype by archetype, the columns split across the pool: both forms draw alike.
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let mut rest = out;
+        for archetype in self.world.archetypes() {
+            let (Some(positions), Some(healths)) = (
+                archetype.get::<&Pos<S>>(),
+                archetype.get::<&Health<S, InTable>>(),
+            ) else {
+                continue;
+            };
+            let (head, tail) = rest.split_at(positions.len());
+            rest = tail;
+            let c = chunk_len(threads, positions.len());
+            let parts = sink_chunks(head, c).zip(positions.chunks(c).zip(healths.chunks(c)));
+            for_each_part(threads, parts, |(SinkPart(out), (positions, healths))| {
+                out.write_iter(
+                    positions
+                        .iter()
+                        .zip(healths)
+                        .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+                );
+            });
+        }
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        for i in range {
+            self.with_entity(self.entities.get(i), |(id, p, v, h, e, r, a)| {
+                push_regions(i, (id, p, v, h, e, r, a), out);
+            });
+        }
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        let view = self.world.view::<Everything<'_, S>>();
+        for &entity in &self.entities.as_slice()[range] {
+            let components = view.get(entity).expect("every listed entity has all seven");
+            let (id, state) = state_of(components);
+            visit(id, &state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+        }
+    }
+}
+
+/// An entity's id and state from its seven components, in any ECS that stores our structs.
+pub fn state_of<S: Scalar>((id, p, v, h, e, r, a): Everything<'_, S>) -> (u64, EntityState<S>) {
+    let state = EntityState {
+        x: p.x,
+        y: p.y,
+        vx: v.x,
+        vy: v.y,
+        hp: h.hp,
+        energy: e.value,
+        regen: r.per_second,
+        armor: a.value,
+    };
+    (id.0, state)
+}
+
+/// Where an entity's seven components sit, from references into the live storage.
+pub fn push_regions<S: Scalar>(
+    entity: usize,
+    (id, p, v, h, e, r, a): Everything<'_, S>,
+    out: &mut Vec<Region>,
+) {
+    for (value, field) in [
+        (&p.x, Field::X),
+        (&p.y, Field::Y),
+        (&v.x, Field::Vx),
+        (&v.y, Field::Vy),
+        (&h.hp, Field::Hp),
+        (&e.value, Field::Energy),
+        (&r.per_second, Field::Regen),
+        (&a.value, Field::Armor),
+    ] {
+        out.push(Region::of(value, field, entity));
+    }
+    out.push(Region::of(&id.0, Field::Id, entity));
+}
+
+/// What hecs stores per entity for our seven components, counted from its design: the values
+/// (no change ticks), the archetype's entity-id column (`u32`) and the entity's meta record
+/// (generation and location: three `u32`s), plus our list's handle.
+pub fn bytes_per_entity<S: Scalar>() -> usize {
+    size_of::<EntityState<S>>() + size_of::<u64>() + 4 + 12 + size_of::<Entity>()
+}

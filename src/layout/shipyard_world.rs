@@ -1,0 +1,328 @@
+//! shipyard: sparse sets, the model of EnTT. Each component type is its own packed array (the
+//! values, densely, and the entity of each) with a sparse index from entity to slot, so adding or
+//! removing one component never moves the others; the price is that a system over two
+//! components walks one array and finds the other's slot through the sparse index, entity by
+//! entity.
+//!
+//! Forms:
+//! - **idiomatic**: `World::run` with a `ViewMut` and a `View`, iterated as `(&mut a, &b).iter()`
+//!   (on all cores `par_iter`, shipyard's rayon-backed iterator), as its guide writes a system.
+//! - **tuned**: one packed array walked alone (`(&mut positions).iter()`, which shipyard iterates
+//!   without the sparse lookup) beside the other component's packed values
+//!   (`View::as_slice`): both arrays list the entities in the same order here, because every
+//!   entity is added with all its components in one call and deleted whole (each storage
+//!   swap-removes the same slot). Public API only, and the equivalence tests check the result
+//!   bit for bit. shipyard has no parallel form of that walk, so on all cores the tuned form runs
+//!   the idiomatic `par_iter`.
+//!
+//! The components are the same structs the Bevy layouts store.
+
+use std::ops::Range;
+
+use shipyard::{EntityId, IntoIter, View, ViewMut, World, track};
+
+use crate::layout::ecs::{
+    Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
+};
+use crate::layout::hecs_world::{push_regions, state_of};
+use crate::layout::listed::Listed;
+use crate::layout::regions::Region;
+use crate::layout::{Layout, LayoutKind, ReserveError};
+use crate::memory::MemoryUse;
+use crate::scalar::Scalar;
+use crate::simd::{self, Kernel, SimdTier};
+use crate::threads::Threads;
+use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one};
+
+type Pos<S> = Position<S, InTable>;
+type Vel<S> = Velocity<S, InTable>;
+type Hp<S> = Health<S, InTable>;
+type Ene<S> = Energy<S, InTable>;
+type Reg<S> = Regen<S, InTable>;
+type Arm<S> = Armor<S, InTable>;
+
+macro_rules! shipyard_component {
+    ($($name:ident),+) => {
+        $(impl<S: Scalar, K: Storage> shipyard::Component for $name<S, K> {
+            type Tracking = track::Untracked;
+        })+
+    };
+}
+shipyard_component!(Position, Velocity, Health, Energy, Regen, Armor);
+
+impl<K: Storage> shipyard::Component for OurId<K> {
+    type Tracking = track::Untracked;
+}
+
+/// The seven views a read of whole entities borrows.
+type AllViews<'v, S> = (
+    View<'v, OurId<InTable>>,
+    View<'v, Pos<S>>,
+    View<'v, Vel<S>>,
+    View<'v, Hp<S>>,
+    View<'v, Ene<S>>,
+    View<'v, Reg<S>>,
+    View<'v, Arm<S>>,
+);
+
+pub struct ShipyardLayout<S: Scalar> {
+    tuned: bool,
+    world: World,
+    entities: Listed<EntityId>,
+    tier: SimdTier,
+    _scalar: std::marker::PhantomData<fn() -> S>,
+}
+
+impl<S: Scalar> ShipyardLayout<S> {
+    pub fn new(tuned: bool) -> Self {
+        Self {
+            tuned,
+            world: World::new(),
+            entities: Listed::default(),
+            tier: SimdTier::Baseline,
+            _scalar: std::marker::PhantomData,
+        }
+    }
+
+    /// The world, for experiments that use shipyard directly (migration).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Entities in logical order.
+    pub fn entities(&self) -> &[EntityId] {
+        self.entities.as_slice()
+    }
+
+    fn views(&self) -> AllViews<'_, S> {
+        self.world
+            .borrow::<AllViews<'_, S>>()
+            .expect("nothing else borrows the storages")
+    }
+}
+
+/// The tuned move: the packed positions walked alone, the packed velocities beside them.
+struct MovePacked<'a, 'v, S: Scalar> {
+    positions: &'a mut ViewMut<'v, Pos<S>>,
+    velocities: &'a [Vel<S>],
+    dt: S,
+}
+
+impl<S: Scalar> Kernel for MovePacked<'_, '_, S> {
+    #[inline(always)]
+    fn run(self) {
+        for (p, v) in self.positions.iter().zip(self.velocities) {
+            (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, self.dt);
+        }
+    }
+}
+
+/// The tuned regen, walked the same way.
+struct RegenPacked<'a, 'v, S: Scalar> {
+    energies: &'a mut ViewMut<'v, Ene<S>>,
+    regens: &'a [Reg<S>],
+    dt: S,
+}
+
+impl<S: Scalar> Kernel for RegenPacked<'_, '_, S> {
+    #[inline(always)]
+    fn run(self) {
+        for (e, r) in self.energies.iter().zip(self.regens) {
+            e.value = regen_one(e.value, r.per_second, self.dt);
+        }
+    }
+}
+
+impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
+    fn kind(&self) -> LayoutKind {
+        if self.tuned {
+            LayoutKind::ShipyardTuned
+        } else {
+            LayoutKind::Shipyard
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    fn set_simd(&mut self, tier: SimdTier) {
+        if self.tuned {
+            self.tier = tier;
+        }
+    }
+
+    fn simd(&self) -> SimdTier {
+        self.tier
+    }
+
+    fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
+        Ok(self
+            .entities
+            .try_reserve(additional, bytes_per_entity::<S>())?)
+    }
+
+    fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        let bundles = ids.iter().zip(states).map(|(&id, s)| {
+            (
+                OurId::<InTable>::new(id),
+                Pos::<S>::new(s.x, s.y),
+                Vel::<S>::new(s.vx, s.vy),
+                Hp::<S>::new(s.hp),
+                Ene::<S>::new(s.energy),
+                Reg::<S>::new(s.regen),
+                Arm::<S>::new(s.armor),
+            )
+        });
+        let spawned: Vec<EntityId> = self.world.bulk_add_entity(bundles).collect();
+        self.entities.extend(spawned);
+    }
+
+    fn swap_remove(&mut self, index: usize) {
+        let entity = self.entities.swap_remove(index);
+        self.world.delete_entity(entity);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        let world = &mut self.world;
+        for entity in self.entities.drain_from(len) {
+            world.delete_entity(entity);
+        }
+        self.release_unused();
+    }
+
+    fn release_unused(&mut self) {
+        self.entities.release_unused();
+    }
+
+    /// shipyard's packed arrays keep their capacity: after a big shrink the swarm rebuilds.
+    fn rebuild_releases_memory(&self) -> bool {
+        self.entities.rebuild_due()
+    }
+
+    fn step_move(&mut self, dt: S, threads: Threads) {
+        let tier = self.tier;
+        let packed = self.tuned && threads == Threads::One;
+        self.world
+            .run(|mut positions: ViewMut<Pos<S>>, velocities: View<Vel<S>>| {
+                if packed {
+                    let velocities = velocities.as_slice();
+                    simd::run(
+                        tier,
+                        MovePacked {
+                            positions: &mut positions,
+                            velocities,
+                            dt,
+                        },
+                    );
+                    return;
+                }
+                let step = |(p, v): (&mut Pos<S>, &Vel<S>)| {
+                    (p.x, p.y) = move_one(p.x, p.y, v.x, v.y, dt);
+                };
+                match threads {
+                    Threads::One => (&mut positions, &velocities).iter().for_each(step),
+                    Threads::All => {
+                        use rayon::iter::ParallelIterator;
+                        (&mut positions, &velocities).par_iter().for_each(step);
+                    }
+                }
+            });
+    }
+
+    fn step_regen(&mut self, dt: S, threads: Threads) {
+        let tier = self.tier;
+        let packed = self.tuned && threads == Threads::One;
+        self.world
+            .run(|mut energies: ViewMut<Ene<S>>, regens: View<Reg<S>>| {
+                if packed {
+                    let regens = regens.as_slice();
+                    simd::run(
+                        tier,
+                        RegenPacked {
+                            energies: &mut energies,
+                            regens,
+                            dt,
+                        },
+                    );
+                    return;
+                }
+                let step = |(e, r): (&mut Ene<S>, &Reg<S>)| {
+                    e.value = regen_one(e.value, r.per_second, dt);
+                };
+                match threads {
+                    Threads::One => (&mut energies, &regens).iter().for_each(step),
+                    Threads::All => {
+                        use rayon::iter::ParallelIterator;
+                        (&mut energies, &regens).par_iter().for_each(step);
+                    }
+                }
+            });
+    }
+
+    /// The positions' packed array, each entity's health found through the sparse index: one
+    /// pass on one thread (shipyard's parallel iterator cannot write into our sink's chunks).
+    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
+        let (positions, healths) = self
+            .world
+            .borrow::<(View<Pos<S>>, View<Hp<S>>)>()
+            .expect("nothing else borrows the storages");
+        out.write_iter(
+            (&positions, &healths)
+                .iter()
+                .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+        );
+    }
+
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        let (id, p, v, h, e, r, a) = self.views();
+        for i in range {
+            let entity = self.entities.get(i);
+            push_regions(
+                i,
+                (
+                    &id[entity],
+                    &p[entity],
+                    &v[entity],
+                    &h[entity],
+                    &e[entity],
+                    &r[entity],
+                    &a[entity],
+                ),
+                out,
+            );
+        }
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        let (id, p, v, h, e, r, a) = self.views();
+        for &entity in &self.entities.as_slice()[range] {
+            let (id, state) = state_of((
+                &id[entity],
+                &p[entity],
+                &v[entity],
+                &h[entity],
+                &e[entity],
+                &r[entity],
+                &a[entity],
+            ));
+            visit(id, &state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+        }
+    }
+}
+
+/// What shipyard stores per entity for our seven components, counted from its design: per
+/// component the value, the packed array's `EntityId` and the sparse index's `EntityId` (8 B
+/// each), plus the entity's own record and our list's handle.
+pub fn bytes_per_entity<S: Scalar>() -> usize {
+    let components = size_of::<EntityState<S>>() + size_of::<u64>();
+    components + 7 * 2 * size_of::<EntityId>() + 2 * size_of::<EntityId>()
+}
