@@ -446,6 +446,28 @@ impl Experiment for Headline {
                 "-".into(),
             ]);
         }
+        let peers: Vec<String> = [1_000_000, 10_000_000]
+            .into_iter()
+            .filter_map(|n| {
+                let (peer, ratios) = super::exp_peers::bevy_vs_fastest_peer(all, n)?;
+                Some(format!(
+                    "{} (`{peer}`): x{}",
+                    short(n),
+                    spread(&ratios, |m| m <= 1.10)
+                ))
+            })
+            .collect();
+        rows.push(vec![
+            "Bevy's tuned ECS against the fastest other ECS library's tuned form, f32, one thread (target <= x1.10)".into(),
+            if peers.is_empty() {
+                "needs `peers` in the same run".into()
+            } else {
+                peers.join("; ")
+            },
+            "-".into(),
+            "-".into(),
+            "-".into(),
+        ]);
 
         let unavailable = mine
             .iter()

@@ -14,6 +14,7 @@ pub mod record;
 pub mod spread;
 pub mod studies;
 
+mod ecs_ops;
 mod exp_bandwidth;
 mod exp_churn;
 pub mod exp_counters;
