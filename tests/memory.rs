@@ -15,22 +15,24 @@ fn allocated_bytes_follow_the_count_down() {
         let mut swarm = Swarm::<f32>::with_count(kind, 3, 200_000).unwrap();
         let before = swarm.export();
         swarm.resize(2_000).unwrap();
-        // Bevy's tables never shrink: the ECS is rebuilt into a fresh world, a chunk at a time.
+        // The ECS libraries' tables never shrink: their worlds are rebuilt into fresh ones, a
+        // chunk at a time.
         if let Some(progress) = swarm.switch_progress() {
-            assert!(
-                kind.name().starts_with("ecs"),
-                "{kind}: only the ECS rebuilds"
-            );
+            assert!(kind.is_ecs(), "{kind}: only the ECS libraries rebuild");
             assert_eq!(progress.to, kind, "{kind}: a rebuild keeps the layout");
             swarm.switch_step(usize::MAX);
         } else {
-            assert!(!kind.name().starts_with("ecs"), "{kind} did not rebuild");
+            assert!(!kind.is_ecs(), "{kind} did not rebuild");
         }
         assert_eq!(swarm.kind(), kind);
         let (payload, allocated) = swarm.memory().per_entity(swarm.len());
+        // Against the payload, or for a storage whose bookkeeping alone is more (shipyard's
+        // sparse sets), against a fresh population of the same size.
+        let fresh = Swarm::<f32>::with_count(kind, 3, 2_000).unwrap();
+        let (_, fresh_allocated) = fresh.memory().per_entity(fresh.len());
         assert!(
-            allocated < 4.0 * payload,
-            "{kind}: {allocated:.0} B allocated per entity of {payload:.0} B after 200k -> 2k"
+            allocated < (4.0 * payload).max(1.5 * fresh_allocated),
+            "{kind}: {allocated:.0} B allocated per entity of {payload:.0} B after 200k -> 2k (fresh: {fresh_allocated:.0})"
         );
         assert_eq!(
             swarm.export().states[..],

@@ -600,7 +600,7 @@ fn scoreboard_section(
     );
     if rows.is_empty() {
         ui.label(
-            RichText::new("switch layouts (keys 1-9, 0, -, =, ⇧1-⇧6, G) to compare them here")
+            RichText::new("switch layouts (keys 1-9, 0, -, =, Shift+1-6, G) to compare them here")
                 .weak(),
         );
     } else {
@@ -651,7 +651,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = ⇧1-6 G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
+            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
         )
         .small()
         .weak(),

@@ -275,6 +275,39 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
     (!ratios.is_empty()).then_some((peer, ratios))
 }
 
+/// `records` with the process number after their param (`rep=N`, or `...;rep=N`).
+fn with_rep(records: Vec<Record>, rep: usize) -> Vec<Record> {
+    records
+        .into_iter()
+        .map(|r| {
+            let param = if r.param.is_empty() {
+                format!("rep={rep}")
+            } else {
+                format!("{};rep={rep}", r.param)
+            };
+            r.param(param)
+        })
+        .collect()
+}
+
+/// The param without its process number.
+fn knob(param: &str) -> &str {
+    param
+        .split(';')
+        .find(|p| !p.starts_with("rep="))
+        .unwrap_or("")
+}
+
+/// The median over processes of one operation's figure (`knob` as in [`knob`]).
+fn ops_median(mine: &[Record], metric: &str, kind: LayoutKind, wanted: &str) -> Option<f64> {
+    let values: Vec<f64> = mine
+        .iter()
+        .filter(|r| r.metric == metric && r.layout == kind.name() && knob(&r.param) == wanted)
+        .map(|r| r.p50)
+        .collect();
+    median(&values)
+}
+
 /// The per-process p50s of one frame figure.
 fn processes(mine: &[Record], kind: LayoutKind, n: usize, threads: &str) -> Vec<f64> {
     mine.iter()
@@ -288,19 +321,24 @@ fn processes(mine: &[Record], kind: LayoutKind, n: usize, threads: &str) -> Vec<
         .collect()
 }
 
+/// The median over processes of a figure with one knob per layout (every operation but the
+/// fragmented pass); the one count for the instructions.
 fn value(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
-    Query::metric(metric)
-        .layout(&kind.name())
-        .find(mine)
+    let values: Vec<f64> = mine
+        .iter()
+        .filter(|r| r.metric == metric && r.layout == kind.name())
         .map(|r| r.p50)
+        .collect();
+    median(&values)
 }
 
 fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f64> {
-    Query::metric("fragmented_ns")
-        .layout(&kind.name())
-        .param(&format!("archetypes={archetypes}"))
-        .find(mine)
-        .map(|r| r.p50)
+    ops_median(
+        mine,
+        "fragmented_ns",
+        kind,
+        &format!("archetypes={archetypes}"),
+    )
 }
 
 fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
@@ -333,21 +371,24 @@ impl Experiment for Peers {
                 }
             }
         }
-        for what in ["count", "spawn", "churn", "memory"] {
-            for kind in LAYOUTS {
-                cells.push(format!("{what}:{kind}"));
+        cells.extend(LAYOUTS.iter().map(|kind| format!("count:{kind}")));
+        for rep in 0..reps(cfg) {
+            for what in ["spawn", "churn", "memory"] {
+                for kind in LAYOUTS {
+                    cells.push(format!("{what}:{kind}:{rep}"));
+                }
             }
-        }
-        for kind in LAYOUTS.into_iter().filter(|&k| marked(k).is_some()) {
-            cells.push(format!("fragmented:{kind}:1"));
-            cells.push(format!("fragmented:{kind}:{ARCHETYPES}"));
-            cells.push(format!("toggle:{kind}"));
+            for kind in LAYOUTS.into_iter().filter(|&k| marked(k).is_some()) {
+                cells.push(format!("fragmented:{kind}:1:{rep}"));
+                cells.push(format!("fragmented:{kind}:{ARCHETYPES}:{rep}"));
+                cells.push(format!("toggle:{kind}:{rep}"));
+            }
         }
         cells
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "frame:<layout>:<n>:<1|all>:<rep>, fragmented:<layout>:<archetypes>, or count|spawn|churn|memory|toggle:<layout>, for a layout of peers";
+        let expected = "frame:<layout>:<n>:<1|all>:<rep>, fragmented:<layout>:<archetypes>:<rep>, count:<layout> or spawn|churn|memory|toggle:<layout>:<rep>, for a layout of peers";
         let c = Cell::new(NAME, cell);
         let parts: Vec<&str> = cell.split(':').collect();
         let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
@@ -362,15 +403,27 @@ impl Experiment for Peers {
                 frame_cell(cfg, kind, number(n)?, threads, number(rep)?)
             }
             ["count", layout] => count_cell(cfg, cell, layout_of(&c, layout, expected)?),
-            ["spawn", layout] => spawn_cell(cfg, layout_of(&c, layout, expected)?),
-            ["churn", layout] => churn_cell(cfg, layout_of(&c, layout, expected)?),
-            ["memory", layout] => memory_cell(cfg, layout_of(&c, layout, expected)?),
-            ["toggle", layout] => toggle_cell(cfg, layout_of(&c, layout, expected)?),
-            ["fragmented", layout, archetypes] => fragmented_cell(
-                cfg,
-                layout_of(&c, layout, expected)?,
-                number(archetypes)?.clamp(1, 1 << MARKERS),
-            ),
+            [what, layout, rep] if ["spawn", "churn", "memory", "toggle"].contains(what) => {
+                let (kind, rep) = (layout_of(&c, layout, expected)?, number(rep)?);
+                let records = match *what {
+                    "spawn" => spawn_cell(cfg, kind),
+                    "churn" => churn_cell(cfg, kind),
+                    "memory" => memory_cell(cfg, kind),
+                    _ => toggle_cell(cfg, kind),
+                }?;
+                Ok(with_rep(records, rep))
+            }
+            ["fragmented", layout, archetypes, rep] => {
+                let archetypes = number(archetypes)?;
+                if !(1..=1 << MARKERS).contains(&archetypes) {
+                    return Err(c.bad(expected));
+                }
+                let kind = layout_of(&c, layout, expected)?;
+                Ok(with_rep(
+                    fragmented_cell(cfg, kind, archetypes)?,
+                    number(rep)?,
+                ))
+            }
             _ => Err(c.bad(expected)),
         }
     }
@@ -453,7 +506,10 @@ impl Experiment for Peers {
                 ]
             })
             .collect();
-        md.push_str("**The operations** (one process each):\n\n");
+        md.push_str(&format!(
+            "**The operations** (instructions: one cachegrind count; the others the median of {} processes):\n\n",
+            reps(cfg)
+        ));
         md.push_str(&table(
             &[
                 "layout",
@@ -503,9 +559,10 @@ mod tests {
             LAYOUTS.len() * 2 + 4 * LAYOUTS.len() + 3 * (LAYOUTS.len() - 1)
         );
         assert!(!cells.iter().any(|c| c.starts_with("toggle:soa")));
+        assert!(cells.contains(&"fragmented:hecs:4096:0".to_string()));
         for kind in LAYOUTS {
             assert!(cells.contains(&format!("frame:{kind}:10000:all:0")));
-            assert!(cells.contains(&format!("spawn:{kind}")));
+            assert!(cells.contains(&format!("spawn:{kind}:0")));
         }
     }
 

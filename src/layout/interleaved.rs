@@ -12,8 +12,8 @@ use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one, rege
 
 /// A two-value component (`Position { x, y }`, `Velocity { x, y }`) as the kernels see it.
 pub trait Pair<S>: Send + Sync {
-    /// Coordinate `i`: 0 is x, 1 is y.
-    fn get(&self, i: usize) -> S;
+    fn x(&self) -> S;
+    fn y(&self) -> S;
     fn set(&mut self, x: S, y: S);
 }
 
@@ -25,8 +25,12 @@ pub trait One<S>: Send + Sync {
 
 impl<S: Scalar, K: Storage> Pair<S> for Position<S, K> {
     #[inline(always)]
-    fn get(&self, i: usize) -> S {
-        if i == 0 { self.x } else { self.y }
+    fn x(&self) -> S {
+        self.x
+    }
+    #[inline(always)]
+    fn y(&self) -> S {
+        self.y
     }
     #[inline(always)]
     fn set(&mut self, x: S, y: S) {
@@ -36,8 +40,12 @@ impl<S: Scalar, K: Storage> Pair<S> for Position<S, K> {
 
 impl<S: Scalar, K: Storage> Pair<S> for Velocity<S, K> {
     #[inline(always)]
-    fn get(&self, i: usize) -> S {
-        if i == 0 { self.x } else { self.y }
+    fn x(&self) -> S {
+        self.x
+    }
+    #[inline(always)]
+    fn y(&self) -> S {
+        self.y
     }
     #[inline(always)]
     fn set(&mut self, x: S, y: S) {
@@ -131,8 +139,14 @@ fn move_block<S: Scalar, P: Pair<S>, V: Pair<S>>(
     dt: S,
     extent: &[S; 2 * LANES],
 ) {
-    let mut flat: [S; 2 * LANES] = std::array::from_fn(|i| ps[i / 2].get(i % 2));
-    let speed: [S; 2 * LANES] = std::array::from_fn(|i| vs[i / 2].get(i % 2));
+    let mut flat: [S; 2 * LANES] = std::array::from_fn(|i| {
+        let p = &ps[i / 2];
+        if i % 2 == 0 { p.x() } else { p.y() }
+    });
+    let speed: [S; 2 * LANES] = std::array::from_fn(|i| {
+        let v = &vs[i / 2];
+        if i % 2 == 0 { v.x() } else { v.y() }
+    });
     for ((c, v), e) in flat.iter_mut().zip(speed).zip(extent) {
         *c = move_coordinate(*c, v, dt, *e);
     }
@@ -161,7 +175,7 @@ fn move_interleaved_one_cursor<S: Scalar, P: Pair<S>, V: Pair<S>>(
         .iter_mut()
         .zip(v_blocks.remainder())
     {
-        let (x, y) = move_one(p.get(0), p.get(1), v.get(0), v.get(1), dt);
+        let (x, y) = move_one(p.x(), p.y(), v.x(), v.y(), dt);
         p.set(x, y);
     }
 }

@@ -371,6 +371,23 @@ impl LayoutKind {
         }
     }
 
+    /// Whether this layout is an ECS library's world (Bevy's or a peer's): entities in tables or
+    /// sparse sets that the library owns, never shrunk by it, so rebuilt after a big shrink.
+    pub fn is_ecs(self) -> bool {
+        matches!(
+            self,
+            LayoutKind::EcsTable
+                | LayoutKind::EcsSparse
+                | LayoutKind::EcsContiguous
+                | LayoutKind::Hecs
+                | LayoutKind::HecsTuned
+                | LayoutKind::Flecs
+                | LayoutKind::FlecsTuned
+                | LayoutKind::Shipyard
+                | LayoutKind::ShipyardTuned
+        )
+    }
+
     /// Whether this is the layout that lives on the GPU.
     pub fn is_gpu(self) -> bool {
         self == LayoutKind::Gpu
