@@ -111,7 +111,7 @@ impl<K: Storage> Component for EntityId<K> {
 type Everything<S, K> = Components<'static, S, K>;
 
 /// One entity's components, borrowed from the world.
-type Components<'a, S, K> = (
+pub type Components<'a, S, K> = (
     &'a EntityId<K>,
     &'a Position<S, K>,
     &'a Velocity<S, K>,
@@ -461,20 +461,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         let query = self.everything.query_manual(&self.world);
         for i in range {
-            let (id, p, v, h, e, r, a) = self.components(&query, self.entities[i]);
-            for (value, field) in [
-                (&p.x, Field::X),
-                (&p.y, Field::Y),
-                (&v.x, Field::Vx),
-                (&v.y, Field::Vy),
-                (&h.hp, Field::Hp),
-                (&e.value, Field::Energy),
-                (&r.per_second, Field::Regen),
-                (&a.value, Field::Armor),
-            ] {
-                out.push(Region::of(value, field, i));
-            }
-            out.push(Region::of(&id.0, Field::Id, i));
+            push_regions(i, self.components(&query, self.entities[i]), out);
         }
     }
 
@@ -483,18 +470,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // this is what a layout switch out of the ECS costs.
         let query = self.everything.query_manual(&self.world);
         for &entity in &self.entities[range] {
-            let (id, p, v, h, e, r, a) = self.components(&query, entity);
-            let state = EntityState {
-                x: p.x,
-                y: p.y,
-                vx: v.x,
-                vy: v.y,
-                hp: h.hp,
-                energy: e.value,
-                regen: r.per_second,
-                armor: a.value,
-            };
-            visit(id.0, &state);
+            let (id, state) = state_of(self.components(&query, entity));
+            visit(id, &state);
         }
     }
 
@@ -506,6 +483,45 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
                 + self.entities.capacity() as u64 * size_of::<Entity>() as u64,
         }
     }
+}
+
+/// An entity's id and state from its seven components, in any ECS that stores our structs
+/// (Bevy's, hecs', flecs', shipyard's).
+pub fn state_of<S: Scalar, K: Storage>(
+    (id, p, v, h, e, r, a): Components<'_, S, K>,
+) -> (u64, EntityState<S>) {
+    let state = EntityState {
+        x: p.x,
+        y: p.y,
+        vx: v.x,
+        vy: v.y,
+        hp: h.hp,
+        energy: e.value,
+        regen: r.per_second,
+        armor: a.value,
+    };
+    (id.0, state)
+}
+
+/// Where an entity's seven components sit, from references into any ECS's live storage.
+pub fn push_regions<S: Scalar, K: Storage>(
+    entity: usize,
+    (id, p, v, h, e, r, a): Components<'_, S, K>,
+    out: &mut Vec<Region>,
+) {
+    for (value, field) in [
+        (&p.x, Field::X),
+        (&p.y, Field::Y),
+        (&v.x, Field::Vx),
+        (&v.y, Field::Vy),
+        (&h.hp, Field::Hp),
+        (&e.value, Field::Energy),
+        (&r.per_second, Field::Regen),
+        (&a.value, Field::Armor),
+    ] {
+        out.push(Region::of(value, field, entity));
+    }
+    out.push(Region::of(&id.0, Field::Id, entity));
 }
 
 /// What Bevy stores per entity for our seven components, counted from its storage design:

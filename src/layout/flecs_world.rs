@@ -23,9 +23,9 @@ use std::sync::Mutex;
 use flecs_ecs::prelude::*;
 
 use crate::layout::ecs::{
-    Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Velocity,
+    Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Velocity, push_regions,
+    state_of,
 };
-use crate::layout::hecs_world::{push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;

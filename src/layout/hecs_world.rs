@@ -16,10 +16,13 @@ use std::ops::Range;
 
 use hecs::{Entity, World};
 
-use crate::layout::ecs::{Armor, Energy, EntityId, Health, InTable, Position, Regen, Velocity};
+use crate::layout::ecs::{
+    Armor, Components, Energy, EntityId, Health, InTable, Position, Regen, Velocity, push_regions,
+    state_of,
+};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
-use crate::layout::regions::{Field, Region};
+use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -33,15 +36,7 @@ type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
 
 /// An entity's id and all six components, read-only.
-type Everything<'a, S> = (
-    &'a EntityId<InTable>,
-    &'a Pos<S>,
-    &'a Vel<S>,
-    &'a Health<S, InTable>,
-    &'a Energy<S, InTable>,
-    &'a Regen<S, InTable>,
-    &'a Armor<S, InTable>,
-);
+type Everything<'a, S> = Components<'a, S, InTable>;
 
 pub struct HecsLayout<S: Scalar> {
     tuned: bool,
@@ -263,8 +258,8 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
-            self.with_entity(self.entities.get(i), |(id, p, v, h, e, r, a)| {
-                push_regions(i, (id, p, v, h, e, r, a), out);
+            self.with_entity(self.entities.get(i), |components| {
+                push_regions(i, components, out)
             });
         }
     }
@@ -285,42 +280,6 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
             allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
         }
     }
-}
-
-/// An entity's id and state from its seven components, in any ECS that stores our structs.
-pub fn state_of<S: Scalar>((id, p, v, h, e, r, a): Everything<'_, S>) -> (u64, EntityState<S>) {
-    let state = EntityState {
-        x: p.x,
-        y: p.y,
-        vx: v.x,
-        vy: v.y,
-        hp: h.hp,
-        energy: e.value,
-        regen: r.per_second,
-        armor: a.value,
-    };
-    (id.0, state)
-}
-
-/// Where an entity's seven components sit, from references into the live storage.
-pub fn push_regions<S: Scalar>(
-    entity: usize,
-    (id, p, v, h, e, r, a): Everything<'_, S>,
-    out: &mut Vec<Region>,
-) {
-    for (value, field) in [
-        (&p.x, Field::X),
-        (&p.y, Field::Y),
-        (&v.x, Field::Vx),
-        (&v.y, Field::Vy),
-        (&h.hp, Field::Hp),
-        (&e.value, Field::Energy),
-        (&r.per_second, Field::Regen),
-        (&a.value, Field::Armor),
-    ] {
-        out.push(Region::of(value, field, entity));
-    }
-    out.push(Region::of(&id.0, Field::Id, entity));
 }
 
 /// What hecs stores per entity for our seven components, counted from its design: the values

@@ -23,8 +23,8 @@ use shipyard::{EntityId, IntoIter, View, ViewMut, World, track};
 
 use crate::layout::ecs::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
+    push_regions, state_of,
 };
-use crate::layout::hecs_world::{push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, ReserveError};
