@@ -27,6 +27,9 @@ pub enum Action {
     Simd(SimdChoice),
     /// Spawns plus removals per frame.
     Churn(usize),
+    /// Run the seek system too (`seek on`), or only move and regen (`seek off`): the systems
+    /// control. Instant; every entity stays as it is.
+    Seek(bool),
     Pause(bool),
     /// Let this many frames pass before the next action (scripts).
     Wait(u64),
@@ -62,6 +65,7 @@ impl Action {
                 | Action::Threads(_)
                 | Action::Simd(_)
                 | Action::Churn(_)
+                | Action::Seek(_)
                 | Action::Pause(_)
         )
     }
@@ -132,6 +136,8 @@ impl fmt::Display for Action {
             Action::Threads(threads) => write!(f, "threads {threads}"),
             Action::Simd(choice) => write!(f, "simd {choice}"),
             Action::Churn(n) => write!(f, "churn {n}"),
+            Action::Seek(true) => f.write_str("seek on"),
+            Action::Seek(false) => f.write_str("seek off"),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),
             Action::Wait(frames) => write!(f, "wait {frames}"),

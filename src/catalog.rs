@@ -1,18 +1,16 @@
 //! Every layout a person can pick, built by kind: where the CPU layouts (`layout/`) and the GPU
 //! one (`gpu/`, which builds on `layout/`) meet, so that neither reaches into the other. The
-//! swarm, the bench and the tests build layouts through [`LayoutKind::create`] here.
+//! swarm, the bench and the tests build layouts through [`create`] here.
 
 use crate::error::SimError;
 use crate::layout::{Layout, LayoutKind};
 use crate::scalar::Scalar;
 
-impl LayoutKind {
-    /// Builds an empty layout of this kind, or says why this machine (or build) cannot.
-    pub fn create<S: Scalar>(self) -> Result<Box<dyn Layout<S>>, SimError> {
-        match self.create_cpu::<S>() {
-            Some(layout) => Ok(layout),
-            None => gpu_layout::<S>(),
-        }
+/// Builds an empty layout of `kind`, or says why this machine (or build) cannot.
+pub fn create<S: Scalar>(kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
+    match kind.create_cpu::<S>() {
+        Some(layout) => Ok(layout),
+        None => gpu_layout::<S>(),
     }
 }
 

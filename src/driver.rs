@@ -1,8 +1,13 @@
 //! One frame of the live simulation, as the app runs it and as a test replays it: grow toward the
-//! requested count a bounded chunk at a time (so the window never freezes on a 10M resize), churn,
-//! carry a pending layout switch on by a bounded chunk (the same reason), then move and regen.
-//! Chunks are counted in entities, never in time, so every step is deterministic and a replay of
-//! the same script without a window ends in the same checksum as the app.
+//! requested count by a frame's share (so the window never freezes on a 10M resize), churn, carry
+//! a pending layout switch on by a frame's share (the same reason), then the systems: seek (when
+//! it is on), move, regen.
+//!
+//! A frame's share is a time budget in the app ([`crate::pace`]), so a slow layout and a fast one
+//! both keep the frame near its line. Where a switch's chunks fall never changes the result;
+//! where growth's chunks fall does, so a run that must be reproduced exactly (`replay`, the tests,
+//! the app with `--grow-chunk`) grows by a count of entities a frame: a replay of the same script
+//! without a window then ends in the same checksum as the app.
 
 use std::time::{Duration, Instant};
 
@@ -10,12 +15,13 @@ use crate::action::{Action, Outcome};
 use crate::error::SimError;
 use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
+use crate::pace::{Pace, Pacer};
 use crate::scalar::Scalar;
 use crate::simd::{SimdChoice, SimdTier};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
 use crate::until_over::{MAX_LINE_MS, MIN_LINE_MS, Step, UntilOver};
-use crate::workload::{Dt, SpawnPattern};
+use crate::workload::{Dt, SpawnPattern, Systems};
 
 /// The app's entity slider tops out here for the CPU layouts; the driver refuses more with an
 /// error naming it.
@@ -31,12 +37,19 @@ pub fn app_max_entities(kind: LayoutKind) -> usize {
         APP_MAX_ENTITIES
     }
 }
-/// Entities spawned per frame while growing: about 100-200 ms of spawning on a slow laptop core
-/// for the ECS (its spawn is the slowest), so the window stays responsive.
+/// Entities spawned per frame while growing, where growth must be reproducible (`replay`, the
+/// tests, `--grow-chunk`): a count, not a time, so that every frame spawns the same entities on
+/// every machine. The live app grows by time instead ([`crate::pace::COPY_BUDGET`]).
 pub const GROW_CHUNK: usize = 250_000;
-/// Entities copied into the new layout per frame during a layout switch: the same bound, since
-/// copying into the ECS costs about what spawning there does.
-pub const SWITCH_CHUNK: usize = 250_000;
+
+/// The time a pace allows a frame: growing and switching share one budget, counted from the
+/// frame's start (the switch gets what growing left, and at least one batch).
+fn budget_of(pace: Pace) -> Duration {
+    match pace {
+        Pace::Budget(budget) => budget,
+        Pace::Entities(_) => Duration::ZERO,
+    }
+}
 
 /// What one frame did and how long each part took.
 #[derive(Debug, Default)]
@@ -44,7 +57,11 @@ pub struct FrameReport {
     pub grow: Duration,
     pub churn: Duration,
     pub switch: Duration,
+    /// The systems together (seek + move + regen), and each alone.
     pub simulate: Duration,
+    pub seek: Duration,
+    pub moving: Duration,
+    pub regen: Duration,
     /// The simulate time measured on the device, for the gpu layout (whose `simulate` above is
     /// only the time to dispatch).
     pub device: Option<DeviceTime>,
@@ -66,11 +83,18 @@ pub struct Driver<S: Scalar = f32> {
     threads: Threads,
     simd: SimdChoice,
     churn: usize,
+    systems: Systems,
     paused: bool,
     dt: Dt,
     frame: u64,
-    grow_chunk: usize,
-    switch_chunk: usize,
+    grow_pace: Pace,
+    switch_pace: Pace,
+    grow_pacer: Pacer,
+    switch_pacer: Pacer,
+    /// What the pacers' rates were measured on: growing into this layout, and switching from
+    /// and to these (a new pair starts with a small batch again).
+    grow_paced: Option<LayoutKind>,
+    switch_paced: Option<(LayoutKind, LayoutKind)>,
     /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
     /// layout's app maximum.
     ceiling: Option<usize>,
@@ -96,8 +120,8 @@ pub struct UntilOverResult {
 
 impl<S: Scalar> Driver<S> {
     /// A driver as the app runs it: empty, capped at [`app_max_entities`] of the layout, growing
-    /// and switching [`GROW_CHUNK`] and [`SWITCH_CHUNK`] entities a frame. Fails only for a
-    /// layout this machine cannot run (the gpu layout without a GPU adapter).
+    /// and switching within [`crate::pace::COPY_BUDGET`] of each frame. Fails only for a layout
+    /// this machine cannot run (the gpu layout without a GPU adapter).
     pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
         let swarm = Swarm::new(kind, seed)?;
         Ok(Self {
@@ -106,11 +130,16 @@ impl<S: Scalar> Driver<S> {
             threads: Threads::One,
             simd: SimdChoice::Baseline,
             churn: 0,
+            systems: Systems::MoveRegen,
             paused: false,
             dt: Dt::default(),
             frame: 0,
-            grow_chunk: GROW_CHUNK,
-            switch_chunk: SWITCH_CHUNK,
+            grow_pace: Pace::default(),
+            switch_pace: Pace::default(),
+            grow_pacer: Pacer::default(),
+            switch_pacer: Pacer::default(),
+            grow_paced: None,
+            switch_paced: None,
             ceiling: None,
             until_over: None,
             until_over_done: None,
@@ -119,11 +148,28 @@ impl<S: Scalar> Driver<S> {
     }
 
     /// Entities spawned and copied per frame while growing and switching (`usize::MAX`: all at
-    /// once, on the next frame).
+    /// once, on the next frame), instead of a time budget.
     pub fn with_chunks(mut self, grow: usize, switch: usize) -> Self {
-        self.grow_chunk = grow.max(1);
-        self.switch_chunk = switch.max(1);
+        self.grow_pace = Pace::Entities(grow.max(1));
+        self.switch_pace = Pace::Entities(switch.max(1));
         self
+    }
+
+    /// How growing toward the count is paced ([`Pace::Entities`] for a reproducible run).
+    pub fn with_grow_pace(mut self, pace: Pace) -> Self {
+        self.grow_pace = pace;
+        self
+    }
+
+    /// How a layout switch is paced.
+    pub fn with_switch_pace(mut self, pace: Pace) -> Self {
+        self.switch_pace = pace;
+        self
+    }
+
+    /// How growing is paced.
+    pub fn grow_pace(&self) -> Pace {
+        self.grow_pace
     }
 
     /// Runs the kernels on `tier` (any tier the CPU has, not only the baseline or the best that
@@ -185,6 +231,11 @@ impl<S: Scalar> Driver<S> {
         self.churn
     }
 
+    /// The systems each frame runs ([`Action::Seek`]).
+    pub fn systems(&self) -> Systems {
+        self.systems
+    }
+
     pub fn threads(&self) -> Threads {
         self.threads
     }
@@ -230,6 +281,19 @@ impl<S: Scalar> Driver<S> {
     /// Where the entities at `range` live in the current layout ([`Swarm::regions`]).
     pub fn regions(&self, range: std::ops::Range<usize>) -> Vec<crate::layout::regions::Region> {
         self.swarm.regions(range)
+    }
+
+    /// Where the targets of the entities at `range` keep x and y ([`Swarm::target_regions`]).
+    pub fn target_regions(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> Vec<crate::layout::regions::Region> {
+        self.swarm.target_regions(range)
+    }
+
+    /// Checks every entity's handle against the target it should name ([`Swarm::check_targets`]).
+    pub fn check_targets(&self) -> Result<(), String> {
+        self.swarm.check_targets()
     }
 
     pub fn memory(&self) -> MemoryUse {
@@ -327,6 +391,18 @@ impl<S: Scalar> Driver<S> {
                 self.set_churn(n)?;
                 Ok(changed(different))
             }
+            Action::Seek(on) => {
+                if on && let Some(reason) = self.requested_layout().seek_unavailable() {
+                    return Err(SimError::SeekUnavailable {
+                        layout: self.requested_layout().name(),
+                        reason: reason.into(),
+                    });
+                }
+                let systems = Systems::with_seek(on);
+                let different = systems != self.systems;
+                self.systems = systems;
+                Ok(changed(different))
+            }
             Action::Threads(threads) => {
                 let different = threads != self.threads;
                 self.threads = threads;
@@ -395,6 +471,14 @@ impl<S: Scalar> Driver<S> {
         if kind == self.requested_layout() {
             return Ok(Outcome::Unchanged);
         }
+        if self.systems.seeks()
+            && let Some(reason) = kind.seek_unavailable()
+        {
+            return Err(SimError::SeekUnavailable {
+                layout: kind.name(),
+                reason: format!("{reason} (turn seek off to switch to it)"),
+            });
+        }
         self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
         let current = self.swarm.kind();
         self.swarm.begin_switch(kind)?;
@@ -424,19 +508,51 @@ impl<S: Scalar> Driver<S> {
         Ok(())
     }
 
-    /// Copies the next chunk of a pending switch; returns how many entities were copied.
-    fn switch_step(&mut self) -> usize {
-        self.swarm.switch_step(self.switch_chunk)
+    /// Copies this frame's share of a pending switch; returns how many entities were copied.
+    fn switch_step(&mut self, frame_start: Instant) -> usize {
+        let Some(progress) = self.swarm.switch_progress() else {
+            return 0;
+        };
+        let pair = (self.swarm.kind(), progress.to);
+        if self.switch_paced != Some(pair) {
+            self.switch_pacer.reset();
+            self.switch_paced = Some(pair);
+        }
+        let deadline = frame_start + budget_of(self.switch_pace);
+        let swarm = &mut self.swarm;
+        let copied = self.switch_pacer.run(self.switch_pace, deadline, |batch| {
+            Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
+        });
+        copied.unwrap_or_else(|never| match never {})
     }
 
-    /// Spawns the next chunk toward the target; returns how many were spawned.
-    fn grow_step(&mut self) -> Result<usize, SimError> {
-        let missing = self.target.saturating_sub(self.swarm.len());
-        let chunk = missing.min(self.grow_chunk);
-        if chunk > 0 {
-            self.swarm.grow(chunk)?;
+    /// Spawns this frame's share toward the target; returns how many were spawned.
+    fn grow_step(&mut self, frame_start: Instant) -> Result<usize, SimError> {
+        if self.swarm.len() >= self.target {
+            return Ok(0);
         }
-        Ok(chunk)
+        if self.grow_paced != Some(self.swarm.kind()) {
+            self.grow_pacer.reset();
+            self.grow_paced = Some(self.swarm.kind());
+        }
+        let deadline = frame_start + budget_of(self.grow_pace);
+        let (swarm, target) = (&mut self.swarm, self.target);
+        self.grow_pacer.run(self.grow_pace, deadline, |batch| {
+            let n = batch.min(target.saturating_sub(swarm.len()));
+            if n > 0 {
+                swarm.grow(n)?;
+            }
+            Ok(n)
+        })
+    }
+
+    /// How many entities the next switch step is expected to copy (what a gpu layout fetches
+    /// ahead).
+    fn expected_switch_batch(&self) -> usize {
+        match self.switch_pace {
+            Pace::Entities(n) => n,
+            Pace::Budget(budget) => self.switch_pacer.estimate(budget),
+        }
     }
 
     /// Churn for this frame (nothing while paused).
@@ -447,13 +563,24 @@ impl<S: Scalar> Driver<S> {
         Ok(())
     }
 
-    /// Move and regen for this frame (nothing while paused); counts the frame either way. Then
-    /// the next switch chunk's read starts, to overlap the rest of the frame.
-    fn simulate_step(&mut self) {
+    /// The systems for this frame (nothing while paused), each timed; counts the frame either
+    /// way. Then the next switch chunk's read starts, to overlap the rest of the frame.
+    fn simulate_step(&mut self, report: &mut FrameReport) {
         if !self.paused {
-            self.swarm.step(self.dt, self.threads);
+            let (dt, threads) = (self.dt, self.threads);
+            if self.systems.seeks() {
+                let t = Instant::now();
+                self.swarm.step_seek(dt, threads);
+                report.seek = t.elapsed();
+            }
+            let t = Instant::now();
+            self.swarm.step_move(dt, threads);
+            report.moving = t.elapsed();
+            let t = Instant::now();
+            self.swarm.step_regen(dt, threads);
+            report.regen = t.elapsed();
         }
-        self.swarm.prefetch_switch(self.switch_chunk);
+        self.swarm.prefetch_switch(self.expected_switch_batch());
         self.frame += 1;
     }
 
@@ -463,8 +590,9 @@ impl<S: Scalar> Driver<S> {
     /// there; a refused churn turns churn off.
     pub fn frame_step(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
-        let t = Instant::now();
-        match self.grow_step() {
+        let frame_start = Instant::now();
+        let t = frame_start;
+        match self.grow_step(frame_start) {
             Ok(spawned) => report.spawned = spawned,
             Err(e) => {
                 self.target = self.swarm.len();
@@ -479,10 +607,10 @@ impl<S: Scalar> Driver<S> {
         }
         report.churn = t.elapsed();
         let t = Instant::now();
-        report.copied = self.switch_step();
+        report.copied = self.switch_step(frame_start);
         report.switch = t.elapsed();
         let t = Instant::now();
-        self.simulate_step();
+        self.simulate_step(&mut report);
         report.simulate = t.elapsed();
         report.device = self.swarm.device_time();
         self.until_over_step(&report);
@@ -566,7 +694,7 @@ mod tests {
 
     #[test]
     fn growing_is_spread_over_frames_and_shrinking_is_immediate() {
-        let mut d = driver(LayoutKind::Soa, 1);
+        let mut d = driver(LayoutKind::Soa, 1).with_grow_pace(Pace::Entities(GROW_CHUNK));
         d.apply(&Action::Count(GROW_CHUNK * 2 + 10)).unwrap();
         d.frame_step();
         assert_eq!(d.len(), GROW_CHUNK);
@@ -578,10 +706,27 @@ mod tests {
     }
 
     #[test]
+    fn growing_by_time_reaches_the_count_a_batch_at_a_time() {
+        let mut d = driver(LayoutKind::Flecs, 1);
+        d.apply(&Action::Count(30_000)).unwrap();
+        let first = d.frame_step().spawned;
+        assert!(first > 0 && first <= 30_000, "{first}");
+        let mut frames = 1;
+        while d.len() < 30_000 {
+            assert!(d.frame_step().spawned > 0, "every frame makes progress");
+            frames += 1;
+        }
+        assert_eq!(d.len(), 30_000);
+        assert!(frames < 10_000);
+    }
+
+    const CHUNK: usize = 250_000;
+
+    #[test]
     fn a_switch_is_spread_over_frames_while_the_swarm_keeps_moving() {
-        let n = SWITCH_CHUNK * 2 + 10;
-        let mut switching = driver(LayoutKind::Soa, 3);
-        let mut staying = driver(LayoutKind::Soa, 3);
+        let n = CHUNK * 2 + 10;
+        let mut switching = driver(LayoutKind::Soa, 3).with_chunks(usize::MAX, CHUNK);
+        let mut staying = driver(LayoutKind::Soa, 3).with_chunks(usize::MAX, CHUNK);
         for d in [&mut switching, &mut staying] {
             d.apply(&Action::Count(n)).unwrap();
             d.apply(&Action::Churn(1000)).unwrap();
@@ -604,10 +749,62 @@ mod tests {
             assert_eq!(switching.checksum(), staying.checksum());
         }
         // Churn keeps the count (1000 spawned, 1000 removed, some of them already copied).
-        assert_eq!(copied, [SWITCH_CHUNK, SWITCH_CHUNK, 10, 0]);
+        assert_eq!(copied, [CHUNK, CHUNK, 10, 0]);
         assert_eq!(switching.kind(), LayoutKind::Aos);
         assert_eq!(switching.switch_progress(), None);
         assert_eq!(switching.export(), staying.export());
+    }
+
+    /// Where a switch's chunks fall never changes the population: the same frames, with churn,
+    /// growth and a shrink in the middle of the switches, end in the same state whether each
+    /// frame copies 1, a few hundred, a random count or everything, and whether it is paced by
+    /// time (`replay` and the app may split a switch differently and still agree).
+    #[test]
+    fn the_state_does_not_depend_on_where_switch_chunks_fall() {
+        use rand::{RngExt, SeedableRng};
+        let run = |pick: &mut dyn FnMut(u64) -> Pace| {
+            let mut d = driver(LayoutKind::Soa, 11).with_grow_pace(Pace::Entities(3_000));
+            d.apply(&Action::Count(12_000)).unwrap();
+            d.apply(&Action::Churn(300)).unwrap();
+            let plan = [
+                (2, Action::Layout(LayoutKind::EcsTable)),
+                (9, Action::Count(15_000)),
+                (12, Action::Layout(LayoutKind::Hecs)),
+                (14, Action::Count(4_000)),
+                (16, Action::Layout(LayoutKind::Boxed)),
+                (30, Action::Layout(LayoutKind::Soa)),
+            ];
+            let mut checksums = Vec::new();
+            for frame in 0..60u64 {
+                for (at, action) in &plan {
+                    if *at == frame {
+                        d.apply(action).unwrap();
+                    }
+                }
+                d.switch_pace = pick(frame);
+                d.frame_step();
+                checksums.push(d.checksum());
+            }
+            (checksums, d.len(), d.kind())
+        };
+        let all_at_once = run(&mut |_| Pace::Entities(usize::MAX));
+        assert_eq!((all_at_once.1, all_at_once.2), (4_000, LayoutKind::Soa));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let chunkings: [&mut dyn FnMut(u64) -> Pace; 4] = [
+            &mut |_| Pace::Entities(1),
+            &mut |_| Pace::Entities(777),
+            &mut |_| Pace::Entities(rng.random_range(1..5_000)),
+            &mut |frame| {
+                if frame % 2 == 0 {
+                    Pace::Budget(Duration::from_micros(50))
+                } else {
+                    Pace::Entities(2_000)
+                }
+            },
+        ];
+        for pick in chunkings {
+            assert_eq!(run(pick), all_at_once);
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use entity_layouts::bench::{self, BenchConfig, BenchError};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::values::{
-    BenchCount, Churn, DotSize, EntityCount, Frames, UiScale, WindowSize,
+    BenchCount, Churn, DotSize, EntityCount, Frames, GrowChunk, UiScale, WindowSize,
 };
 use entity_layouts::verify::{Group, VerifyConfig, run_suite};
 use entity_layouts::{Dt, LayoutKind, SpawnPattern, Threads, threads};
@@ -54,6 +54,14 @@ struct AppArgs {
     /// Spawns and removals per frame, 0 to 100,000.
     #[arg(long, default_value = "0", allow_hyphen_values = true)]
     churn: Churn,
+    /// Grow by this many entities a frame, 1 to 100,000,000, so that `replay` reproduces the
+    /// run exactly (default: grow for 4 ms of each frame, whatever the layout's spawn rate).
+    #[arg(long, allow_hyphen_values = true)]
+    grow_chunk: Option<GrowChunk>,
+    /// Run the seek system too (move + regen + seek): every entity reads its target's position
+    /// by handle and steers toward it. `T` or the panel's seek box turn it on and off live.
+    #[arg(long)]
+    seek: bool,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]
     vsync: bool,
@@ -169,6 +177,9 @@ enum Command {
         /// The SIMD tier to run the kernels on (one this CPU, or valgrind's model of it, has).
         #[arg(long, default_value = "baseline")]
         simd: SimdTier,
+        /// Step the seek system alone instead of move + regen.
+        #[arg(long)]
+        seek: bool,
     },
 }
 
@@ -247,7 +258,8 @@ fn main() -> ExitCode {
             count,
             frames,
             simd,
-        } => count_frames(layout, count.0, frames, simd),
+            seek,
+        } => count_frames(layout, count.0, frames, simd, seek),
         Command::Bench(args) => match run_bench(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => usage_error(&e.to_string()),
@@ -296,6 +308,8 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         count: args.count.0,
         threads: args.threads,
         churn: args.churn.0,
+        grow_chunk: args.grow_chunk.map(|g| g.0),
+        seek: args.seek,
         vsync: args.vsync,
         headless: args.headless,
         frames: args.frames.map(|f| f.0),
@@ -451,7 +465,13 @@ fn replay(path: &std::path::Path, layout: LayoutKind, count: usize, seed: u64) -
     ExitCode::SUCCESS
 }
 
-fn count_frames(layout: LayoutKind, n: usize, frames: usize, simd: SimdTier) -> ExitCode {
+fn count_frames(
+    layout: LayoutKind,
+    n: usize,
+    frames: usize,
+    simd: SimdTier,
+    seek_only: bool,
+) -> ExitCode {
     use entity_layouts::counters::{FrameSpec, run_frames};
     let spec = FrameSpec {
         layout,
@@ -459,6 +479,7 @@ fn count_frames(layout: LayoutKind, n: usize, frames: usize, simd: SimdTier) -> 
         warmup: 0,
         frames,
         simd,
+        seek_only,
     };
     match run_frames(&spec, |frames| frames()) {
         Ok(((), checksum)) => {

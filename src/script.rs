@@ -6,6 +6,7 @@
 //! layout boxed        # any `--layout` name
 //! threads all         # 1 or all
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
+//! seek on             # run the seek system too (each entity steers toward its target); `seek off`
 //! wait 120            # frames
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
@@ -28,9 +29,10 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
-use crate::driver::Driver;
+use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::pace::Pace;
 use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
@@ -57,7 +59,7 @@ impl fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// The verbs a script understands, for the error that lists them.
-const VERBS: &str = "layout, count, threads, churn, wait, say, panel, memory, renderer, size, screenshot, export, record, pause, resume, exit";
+const VERBS: &str = "layout, count, threads, churn, seek, wait, say, panel, memory, renderer, size, screenshot, export, record, pause, resume, exit";
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     // A talk saved by a Windows editor starts with a UTF-8 byte-order mark; CRLF line ends are
@@ -138,6 +140,11 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 Action::Say(rest.to_string())
             }
             "size" => Action::Resize(need("WIDTHxHEIGHT")?.parse::<WindowSize>().map_err(value)?),
+            "seek" => match need("on or off")? {
+                "on" => Action::Seek(true),
+                "off" => Action::Seek(false),
+                _ => return Err(fail("seek takes on or off".into())),
+            },
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
                 "hide" => Action::ShowPanel(false),
@@ -327,7 +334,9 @@ pub fn replay(
     seed: u64,
     count: usize,
 ) -> Result<Replay, SimError> {
-    let mut driver = Driver::new(kind, seed)?;
+    // Growth by a count of entities a frame, as `--grow-chunk` makes the app grow: where growth's
+    // chunks fall changes the state (switches are paced by time in both; that changes nothing).
+    let mut driver = Driver::new(kind, seed)?.with_grow_pace(Pace::Entities(GROW_CHUNK));
     driver.apply(&Action::Count(count))?;
     let mut refused = Vec::new();
     let mut runner = ScriptRunner::new(actions);
@@ -355,7 +364,7 @@ mod tests {
 
     #[test]
     fn parses_every_action() {
-        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nrenderer quads\nrenderer Compute\nexport\npause\nresume\nexit\n";
+        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nseek on\nseek off\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nrenderer quads\nrenderer Compute\nexport\npause\nresume\nexit\n";
         assert_eq!(
             parse(script).unwrap(),
             vec![
@@ -363,6 +372,8 @@ mod tests {
                 Action::Layout(LayoutKind::BoxedShuffled),
                 Action::Threads(Threads::All),
                 Action::Churn(100_000),
+                Action::Seek(true),
+                Action::Seek(false),
                 Action::Wait(3),
                 Action::Screenshot("a.png".into()),
                 Action::Say("Boxes,  everywhere".into()),
@@ -403,6 +414,8 @@ mod tests {
             ("renderer", 1, "compute or quads"),
             ("panel maybe", 1, "show or hide"),
             ("memory on", 1, "memory takes show or hide"),
+            ("seek yes", 1, "seek takes on or off"),
+            ("seek", 1, "'seek' needs on or off"),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),
@@ -548,7 +561,9 @@ mod tests {
         let actions =
             parse("wait 3\nlayout ecs-table\nchurn 50\nwait 4\nthreads all\nwait 2").unwrap();
         let replayed = replay(actions, LayoutKind::Soa, 5, 2000).unwrap().driver;
-        let mut d: Driver = Driver::new(LayoutKind::Soa, 5).unwrap();
+        let mut d: Driver = Driver::new(LayoutKind::Soa, 5)
+            .unwrap()
+            .with_grow_pace(Pace::Entities(GROW_CHUNK));
         d.apply(&Action::Count(2000)).unwrap();
         for _ in 0..3 {
             d.frame_step();

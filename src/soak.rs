@@ -1,5 +1,5 @@
 //! Soak: what an hour of a speaker's slider dragging does to a long-running swarm, without a GPU.
-//! Seeded random actions (counts from 0 to a maximum, every layout, threads, churn, pause,
+//! Seeded random actions (counts from 0 to a maximum, every layout, threads, churn, seek, pause,
 //! switches that start while another is still copying, and back again) drive `Driver::frame_step`
 //! frame after frame. A reference driver replays the same actions in plain SoA; every few frames
 //! their checksums must agree. Resident memory is sampled, and when the swarm settles back at a
@@ -15,16 +15,19 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::action::{Action, Outcome};
-use crate::driver::Driver;
+use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::memory::resident_bytes;
+use crate::pace::Pace;
 use crate::simd::SimdChoice;
 use crate::swarm::MAX_CHURN;
 use crate::threads::Threads;
 
 /// Counts the swarm keeps coming back to, so that memory after a return can be compared.
 pub const SMALL_COUNTS: [usize; 2] = [10_000, 50_000];
+/// Populations up to this many entities get every seeker's handle checked at each check.
+const TARGETS_CHECKED_UP_TO: usize = 200_000;
 /// Resident memory back at a small count may be at most this much its first visit's.
 pub const MEMORY_GROWTH_LIMIT: f64 = 1.5;
 
@@ -93,11 +96,12 @@ pub fn random_action(
         }),
         60..=64 => Action::Threads(Threads::BOTH[rng.random_range(0..2)]),
         65..=69 => Action::Simd(SimdChoice::BOTH[rng.random_range(0..2)]),
-        70..=84 => Action::Churn(match rng.random_range(0..4u32) {
+        70..=81 => Action::Churn(match rng.random_range(0..4u32) {
             0 => 0,
             1 => MAX_CHURN,
             _ => rng.random_range(0..=MAX_CHURN / 10),
         }),
+        82..=87 => Action::Seek(rng.random_range(0..2u32) == 0),
         _ => Action::Pause(rng.random_range(0..3u32) == 0),
     };
     (action, wait)
@@ -124,7 +128,12 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
     let started = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let new_driver = |kind| {
-        Driver::<f32>::new(kind, config.seed).map(|d| d.with_max_entities(config.max_count.max(1)))
+        // Growth by count, so that the driver and its reference grow alike; switches by time,
+        // as in the app (where their chunks fall changes nothing, which the soak checks too).
+        Driver::<f32>::new(kind, config.seed).map(|d| {
+            d.with_max_entities(config.max_count.max(1))
+                .with_grow_pace(Pace::Entities(GROW_CHUNK))
+        })
     };
     let mut driver = new_driver(LayoutKind::EcsTable)?;
     let mut reference = new_driver(LayoutKind::Soa)?;
@@ -178,6 +187,17 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
         report.frames += 1;
         if report.frames.is_multiple_of(config.check_every.max(1)) {
             report.checks += 1;
+            // Every handle checked, at the counts where that costs milliseconds, not seconds.
+            for (who, d) in [("driver", &driver), ("reference", &reference)] {
+                if d.len() > TARGETS_CHECKED_UP_TO {
+                    continue;
+                }
+                if let Err(e) = d.check_targets() {
+                    report
+                        .mismatches
+                        .push(format!("frame {}: the {who}'s handles: {e}", report.frames));
+                }
+            }
             if driver.checksum() != reference.checksum() || driver.len() != reference.len() {
                 report.mismatches.push(format!(
                     "frame {}: {} entities in {} with checksum {:016x}, the SoA reference {} with {:016x}",

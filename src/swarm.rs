@@ -3,13 +3,22 @@
 //! every entity's state carried over (at once, or a chunk per frame while it keeps moving), and
 //! fingerprinting it. Written once here so that every layout sees exactly the same sequence of
 //! operations.
+//!
+//! Seeking: every entity's target is a pure function of the seed and its id
+//! ([`crate::workload::target_of`]). The swarm keeps each id's logical index, resolves a new
+//! entity's target id to the logical index of the target in the layout it is pushed into, and the
+//! layout keeps a handle of its own kind from then on. A switch copies in logical order, so a
+//! seeker may land in the new layout before its target (after churn scrambled the order): it
+//! waits, without a handle, and after each seek the old layout's result is copied onto it, until
+//! its target is copied and its handle set. Either way both layouts compute the same bits.
 
 use std::thread::JoinHandle;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rustc_hash::FxHashMap;
 
-use crate::catalog::capacity_limit;
+use crate::catalog::{self, capacity_limit};
 use crate::error::SimError;
 use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
 use crate::memory::{MemoryUse, available_bytes, largest_allocation, release_to_os};
@@ -17,7 +26,8 @@ use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{
-    Dt, EntityState, PointSink, SpawnPattern, entity_hash, mix, sink_of, spawn_range,
+    Dt, EntityState, PointSink, SpawnPattern, Systems, entity_hash, mix, sink_of, spawn_range,
+    target_of,
 };
 
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose
@@ -41,6 +51,20 @@ pub struct Snapshot<S> {
 struct PendingSwitch<S: Scalar> {
     to: Box<dyn Layout<S>>,
     copied: usize,
+    /// Seekers copied before their target: the target's id -> the seekers' ids. Their handles
+    /// are set when the target is copied; until then [`Swarm::step_seek`] copies the old
+    /// layout's result onto them.
+    waiting: FxHashMap<u64, Vec<u64>>,
+}
+
+impl<S: Scalar> PendingSwitch<S> {
+    fn new(to: Box<dyn Layout<S>>) -> Self {
+        Self {
+            to,
+            copied: 0,
+            waiting: FxHashMap::default(),
+        }
+    }
 }
 
 /// How far a spread switch has come.
@@ -63,6 +87,12 @@ pub struct Swarm<S: Scalar> {
     max_entities: usize,
     spawn_buffer: Vec<EntityState<S>>,
     id_buffer: Vec<u64>,
+    target_buffer: Vec<Option<usize>>,
+    /// Every entity's id in logical order, and each id's logical index: how a seeker's target id
+    /// becomes the logical index a layout turns into a handle. Kept whether seek runs or not, so
+    /// that turning it on never stalls.
+    ids: Vec<u64>,
+    index: FxHashMap<u64, u32>,
     /// Threads freeing layouts that switches replaced.
     freeing: Vec<JoinHandle<()>>,
     /// The SIMD tier every layout this swarm builds runs its kernels on.
@@ -73,7 +103,7 @@ impl<S: Scalar> Swarm<S> {
     /// An empty swarm, or why `kind` cannot be built here (the gpu layout without an adapter).
     pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
         Ok(Self {
-            layout: kind.create()?,
+            layout: catalog::create(kind)?,
             switch: None,
             seed,
             pattern: SpawnPattern::default(),
@@ -82,6 +112,9 @@ impl<S: Scalar> Swarm<S> {
             max_entities: MAX_ENTITIES,
             spawn_buffer: Vec::new(),
             id_buffer: Vec::new(),
+            target_buffer: Vec::new(),
+            ids: Vec::new(),
+            index: FxHashMap::default(),
             freeing: Vec::new(),
             simd: SimdTier::Baseline,
         })
@@ -89,7 +122,7 @@ impl<S: Scalar> Swarm<S> {
 
     /// A fresh, empty layout of `kind` on this swarm's SIMD tier.
     fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
-        let mut layout = kind.create::<S>()?;
+        let mut layout = catalog::create::<S>(kind)?;
         layout.set_simd(self.simd);
         Ok(layout)
     }
@@ -162,6 +195,38 @@ impl<S: Scalar> Swarm<S> {
         let range = range.start.min(self.len())..range.end.min(self.len());
         let mut out = Vec::new();
         self.layout.regions(range, &mut out);
+        out
+    }
+
+    /// Where the targets of the entities at `range` keep the fields seek reads (x and y), in the
+    /// current layout's storage: what the seek pass brings in for those seekers (the memory
+    /// view). Each region names its seeker as its entity.
+    pub fn target_regions(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> Vec<crate::layout::regions::Region> {
+        use crate::layout::regions::Field;
+        let mut out = Vec::new();
+        let mut one = Vec::new();
+        for seeker in range.start.min(self.len())..range.end.min(self.len()) {
+            let Some(&j) = self
+                .layout
+                .target_at(seeker)
+                .and_then(|t| self.index.get(&t))
+            else {
+                continue;
+            };
+            one.clear();
+            self.layout.regions(j as usize..j as usize + 1, &mut one);
+            out.extend(
+                one.iter()
+                    .filter(|r| matches!(r.field, Field::X | Field::Y))
+                    .map(|r| crate::layout::regions::Region {
+                        entity: seeker,
+                        ..*r
+                    }),
+            );
+        }
         out
     }
 
@@ -304,6 +369,7 @@ impl<S: Scalar> Swarm<S> {
     pub fn resize(&mut self, n: usize) -> Result<(), SimError> {
         let len = self.len();
         if n <= len {
+            self.forget_from(n);
             self.layout.truncate(n);
             if let Some(switch) = self.switch.as_mut()
                 && switch.copied > n
@@ -332,7 +398,7 @@ impl<S: Scalar> Swarm<S> {
             && self.layout.rebuild_releases_memory()
             && let Ok(to) = self.create(self.kind())
         {
-            self.switch = Some(PendingSwitch { to, copied: 0 });
+            self.switch = Some(PendingSwitch::new(to));
             self.finish_switch_if_copied();
         }
         release_to_os();
@@ -367,7 +433,11 @@ impl<S: Scalar> Swarm<S> {
             );
             self.id_buffer.clear();
             self.id_buffer.extend(self.next_id..self.next_id + n as u64);
+            let first = self.layout.len();
             self.layout.push(&self.id_buffer, &self.spawn_buffer);
+            self.remember(first);
+            self.resolve_targets(first, first + n);
+            self.layout.set_targets(first, &self.target_buffer);
             self.next_id += n as u64;
             left -= n;
         }
@@ -405,16 +475,114 @@ impl<S: Scalar> Swarm<S> {
                 switch.copied -= 1;
             } else {
                 // The entity that moves into the hole has not been copied yet: append it to the
-                // copy, then let the same swap_remove move it into place there too.
+                // copy (its target found as a copied entity's would be), then let the same
+                // swap_remove move it into place there too.
                 let to = &mut switch.to;
+                let at = to.len();
                 self.layout
                     .for_each_entity_in(last..last + 1, &mut |id, state| {
                         to.push(&[id], std::slice::from_ref(state));
                     });
-                to.swap_remove(index);
+                let target = Self::target_in_copy(
+                    self.seed,
+                    &self.index,
+                    switch,
+                    self.ids[last],
+                    switch.copied,
+                );
+                switch.to.set_targets(at, &[target]);
+                Self::resolve_waiting(&self.index, switch, at, self.ids[last]);
+                switch.to.swap_remove(index);
             }
         }
         self.layout.swap_remove(index);
+        let victim = self.ids.swap_remove(index);
+        self.index.remove(&victim);
+        if let Some(&moved) = self.ids.get(index) {
+            self.index.insert(moved, index as u32);
+        }
+        if let Some(switch) = self.switch.as_mut() {
+            // Seekers waiting for it wait no more: their target is gone, in both layouts.
+            switch.waiting.remove(&victim);
+        }
+    }
+
+    /// Records the ids the layout just took at `first..` (they are in `id_buffer`).
+    fn remember(&mut self, first: usize) {
+        debug_assert_eq!(first, self.ids.len());
+        for (k, &id) in self.id_buffer.iter().enumerate() {
+            self.index.insert(id, (first + k) as u32);
+        }
+        self.ids.extend_from_slice(&self.id_buffer);
+    }
+
+    /// Forgets the ids at logical indices `len..` (a shrink).
+    fn forget_from(&mut self, len: usize) {
+        let dropped = self.ids.len().saturating_sub(len);
+        if dropped > len {
+            // Most of the population goes: rebuilding from the survivors is cheaper.
+            self.ids.truncate(len);
+            self.index = self
+                .ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| (id, i as u32))
+                .collect();
+        } else {
+            for id in self.ids.drain(len.min(self.ids.len())..) {
+                self.index.remove(&id);
+            }
+        }
+        crate::layout::shrink_if_sparse(&mut self.ids);
+    }
+
+    /// The targets of the entities at logical indices `range` (already in the current layout),
+    /// as logical indices, into `target_buffer`.
+    fn resolve_targets(&mut self, first: usize, end: usize) {
+        self.target_buffer.clear();
+        let (seed, index) = (self.seed, &self.index);
+        self.target_buffer.extend(
+            self.ids[first..end]
+                .iter()
+                .map(|&id| target_of(seed, id).and_then(|t| index.get(&t).map(|&j| j as usize))),
+        );
+    }
+
+    /// The target of seeker `id` in a switch's copy that holds logical indices `..present`: its
+    /// logical index if it is there, or none, and then the seeker waits for it (a dead target
+    /// is none in both layouts).
+    fn target_in_copy(
+        seed: u64,
+        index: &FxHashMap<u64, u32>,
+        switch: &mut PendingSwitch<S>,
+        id: u64,
+        present: usize,
+    ) -> Option<usize> {
+        let t = target_of(seed, id)?;
+        let &j = index.get(&t)?;
+        if (j as usize) < present {
+            Some(j as usize)
+        } else {
+            switch.waiting.entry(t).or_default().push(id);
+            None
+        }
+    }
+
+    /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
+    fn resolve_waiting(
+        index: &FxHashMap<u64, u32>,
+        switch: &mut PendingSwitch<S>,
+        at: usize,
+        id: u64,
+    ) {
+        let Some(seekers) = switch.waiting.remove(&id) else {
+            return;
+        };
+        for seeker in seekers {
+            if let Some(&j) = index.get(&seeker) {
+                switch.to.set_targets(j as usize, &[Some(at)]);
+            }
+        }
     }
 
     pub fn step_move(&mut self, dt: Dt, threads: Threads) {
@@ -431,10 +599,82 @@ impl<S: Scalar> Swarm<S> {
         }
     }
 
+    /// The seek system, before move: every seeker reads its target's position and steers. In a
+    /// pending switch, the seekers copied before their target take the old layout's result.
+    pub fn step_seek(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_seek(dt.as_scalar(), threads);
+        let Some(switch) = self.switch.as_mut() else {
+            return;
+        };
+        switch.to.step_seek(dt.as_scalar(), threads);
+        let (index, layout) = (&self.index, &self.layout);
+        switch.waiting.retain(|target, seekers| {
+            if !index.contains_key(target) {
+                return false;
+            }
+            seekers.retain(|seeker| {
+                let Some(&j) = index.get(seeker) else {
+                    return false;
+                };
+                let j = j as usize;
+                let mut velocity = None;
+                layout.for_each_entity_in(j..j + 1, &mut |_, state| {
+                    velocity = Some((state.vx, state.vy));
+                });
+                if let Some((vx, vy)) = velocity {
+                    switch.to.set_velocity_at(j, vx, vy);
+                }
+                true
+            });
+            !seekers.is_empty()
+        });
+    }
+
+    /// Checks that every entity's handle names the entity `target_of` says it seeks, if that one
+    /// is alive, and nothing otherwise; in a pending switch's copy too, where a seeker copied
+    /// before its target holds nothing yet. The first mismatch, for tests and `soak`.
+    pub fn check_targets(&self) -> Result<(), String> {
+        let expected = |id: u64| target_of(self.seed, id).filter(|t| self.index.contains_key(t));
+        for (i, &id) in self.ids.iter().enumerate() {
+            let held = self.layout.target_at(i);
+            if held != expected(id) {
+                return Err(format!(
+                    "{}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                    self.kind(),
+                    expected(id)
+                ));
+            }
+        }
+        if let Some(switch) = &self.switch {
+            for (i, &id) in self.ids[..switch.copied].iter().enumerate() {
+                let held = switch.to.target_at(i);
+                let waiting = held.is_none()
+                    && expected(id)
+                        .is_some_and(|t| switch.waiting.get(&t).is_some_and(|w| w.contains(&id)));
+                if held != expected(id) && !waiting {
+                    return Err(format!(
+                        "switch copy {}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                        switch.to.kind(),
+                        expected(id)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One frame of simulation: move, then regen.
     pub fn step(&mut self, dt: Dt, threads: Threads) {
         self.step_move(dt, threads);
         self.step_regen(dt, threads);
+    }
+
+    /// One frame of `systems`: seek (when it runs), then move, then regen.
+    pub fn step_systems(&mut self, dt: Dt, threads: Threads, systems: Systems) {
+        if systems.seeks() {
+            self.step_seek(dt, threads);
+        }
+        self.step(dt, threads);
     }
 
     /// Every entity's packed point into `out`, resized to fit.
@@ -479,6 +719,12 @@ impl<S: Scalar> Swarm<S> {
         self.fill(fresh.as_mut(), snapshot)?;
         self.layout = fresh;
         self.switch = None;
+        self.ids.clear();
+        self.index.clear();
+        self.id_buffer.clone_from(&snapshot.ids);
+        self.remember(0);
+        self.resolve_targets(0, self.ids.len());
+        self.layout.set_targets(0, &self.target_buffer);
         Ok(())
     }
 
@@ -520,7 +766,7 @@ impl<S: Scalar> Swarm<S> {
         self.wait_for_frees();
         let mut to = self.create(kind)?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        self.switch = Some(PendingSwitch { to, copied: 0 });
+        self.switch = Some(PendingSwitch::new(to));
         self.finish_switch_if_copied();
         Ok(())
     }
@@ -537,15 +783,26 @@ impl<S: Scalar> Swarm<S> {
         let end = len.min(switch.copied.saturating_add(max));
         let copied = end - switch.copied;
         while switch.copied < end {
-            let batch_end = end.min(switch.copied + BATCH);
+            let (first, batch_end) = (switch.copied, end.min(switch.copied + BATCH));
             self.id_buffer.clear();
             self.spawn_buffer.clear();
             self.layout
-                .for_each_entity_in(switch.copied..batch_end, &mut |id, state| {
+                .for_each_entity_in(first..batch_end, &mut |id, state| {
                     self.id_buffer.push(id);
                     self.spawn_buffer.push(*state);
                 });
             switch.to.push(&self.id_buffer, &self.spawn_buffer);
+            self.target_buffer.clear();
+            for &id in &self.id_buffer {
+                let target = Self::target_in_copy(self.seed, &self.index, switch, id, batch_end);
+                self.target_buffer.push(target);
+            }
+            switch.to.set_targets(first, &self.target_buffer);
+            if !switch.waiting.is_empty() {
+                for (k, &id) in self.id_buffer.iter().enumerate() {
+                    Self::resolve_waiting(&self.index, switch, first + k, id);
+                }
+            }
             switch.copied = batch_end;
         }
         self.finish_switch_if_copied();

@@ -1,37 +1,17 @@
 //! The values a person types, each parsed in one place: on the command line (as clap value
 //! parsers), in a script and in the bench's options alike, with one error text that names what
-//! was written and what is accepted.
+//! was written and what is accepted. The core's own values (layout, threads, SIMD, spawn
+//! pattern) parse in `entity_layouts_core::values`.
 
 use std::fmt;
 use std::str::FromStr;
 
-use thiserror::Error;
-
-use crate::layout::LayoutKind;
 use crate::renderer::Renderer;
-use crate::simd::{SimdChoice, SimdTier, available_names};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
-use crate::threads::Threads;
-use crate::workload::SpawnPattern;
 
-/// A value that was not accepted: what it was for, what was written, what would have been.
-#[derive(Clone, Debug, Error, PartialEq, Eq)]
-#[error("{what} '{text}' is not accepted; accepted: {accepted}")]
-pub struct ValueError {
-    pub what: &'static str,
-    pub text: String,
-    pub accepted: String,
-}
-
-impl ValueError {
-    fn new(what: &'static str, text: &str, accepted: impl Into<String>) -> Self {
-        Self {
-            what,
-            text: text.trim().to_string(),
-            accepted: accepted.into(),
-        }
-    }
-}
+/// The core's values (layout, threads, SIMD tier and choice, spawn pattern) parse in
+/// `entity_layouts_core::values`, with the same error type.
+pub use entity_layouts_core::values::ValueError;
 
 /// A whole number as people write one: `100000`, `100_000` or `1e6`.
 fn whole_number(text: &str) -> Option<u64> {
@@ -73,6 +53,18 @@ impl FromStr for BenchCount {
     }
 }
 
+/// Entities spawned per frame while growing, for a run that `replay` reproduces exactly: 1 to
+/// [`MAX_ENTITIES`] (without it the app grows by time, [`crate::pace::COPY_BUDGET`] a frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GrowChunk(pub usize);
+
+impl FromStr for GrowChunk {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("grow chunk", text, 1, MAX_ENTITIES as u64).map(|n| Self(n as usize))
+    }
+}
+
 /// Spawns plus removals per frame: 0 to [`MAX_CHURN`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Churn(pub usize);
@@ -95,17 +87,6 @@ impl FromStr for Frames {
     type Err = ValueError;
     fn from_str(text: &str) -> Result<Self, ValueError> {
         whole_number_in("frames", text, 1, MAX_FRAMES).map(Self)
-    }
-}
-
-impl FromStr for Threads {
-    type Err = ValueError;
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "1" | "one" => Ok(Threads::One),
-            "all" => Ok(Threads::All),
-            _ => Err(ValueError::new("threads", text, "1 or all")),
-        }
     }
 }
 
@@ -135,42 +116,6 @@ impl FromStr for LineMs {
     }
 }
 
-impl FromStr for SimdChoice {
-    type Err = ValueError;
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        SimdChoice::BOTH
-            .into_iter()
-            .find(|c| c.name() == text.trim().to_ascii_lowercase())
-            .ok_or_else(|| {
-                let best = SimdTier::best().name();
-                ValueError::new(
-                    "simd",
-                    text,
-                    format!("baseline or best (best is {best} here)"),
-                )
-            })
-    }
-}
-
-/// A tier by name, refused (with the ones it has) where this CPU lacks it: running its
-/// instructions anyway would be undefined behaviour, not a slow run.
-impl FromStr for SimdTier {
-    type Err = ValueError;
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        SimdTier::ALL
-            .into_iter()
-            .find(|t| t.name() == text.trim().to_ascii_lowercase())
-            .filter(|t| t.is_available())
-            .ok_or_else(|| {
-                ValueError::new(
-                    "simd tier",
-                    text,
-                    format!("a tier this CPU has: {}", available_names()),
-                )
-            })
-    }
-}
-
 impl FromStr for Renderer {
     type Err = ValueError;
     fn from_str(text: &str) -> Result<Self, ValueError> {
@@ -178,29 +123,6 @@ impl FromStr for Renderer {
             .into_iter()
             .find(|r| r.name() == text.trim().to_ascii_lowercase())
             .ok_or_else(|| ValueError::new("renderer", text, "compute or quads"))
-    }
-}
-
-impl FromStr for SpawnPattern {
-    type Err = ValueError;
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        [SpawnPattern::Streams, SpawnPattern::Uniform]
-            .into_iter()
-            .find(|p| p.name() == text.trim().to_ascii_lowercase())
-            .ok_or_else(|| ValueError::new("spawn pattern", text, "streams or uniform"))
-    }
-}
-
-impl FromStr for LayoutKind {
-    type Err = ValueError;
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        let name = text.trim().to_ascii_lowercase();
-        LayoutKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == name)
-            .ok_or_else(|| {
-                ValueError::new("layout", text, LayoutKind::ALL.map(|k| k.name()).join(", "))
-            })
     }
 }
 
@@ -270,6 +192,9 @@ impl<const MIN_TENTHS: u32, const MAX_TENTHS: u32> FromStr for Ranged<MIN_TENTHS
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::LayoutKind;
+    use crate::simd::{SimdChoice, SimdTier};
+    use crate::threads::Threads;
 
     #[test]
     fn counts_are_written_as_people_write_them() {

@@ -1,6 +1,8 @@
 //! The project's public proof that the comparison is fair: every layout and variant, on one thread
 //! and on all, on every SIMD tier this CPU has, with layout switches (at once, and spread over
-//! frames as the app does them) and with churn, computes bit-identical states from one seed.
+//! frames as the app does them) and with churn, computes bit-identical states from one seed; with
+//! move and regen alone, and with seek too (every entity reading its target through the handle
+//! its layout holds).
 
 use crate::action::Action;
 use crate::driver::Driver;
@@ -10,7 +12,7 @@ use crate::scalar::Scalar;
 use crate::simd::{SimdTier, available};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 use crate::threads::Threads;
-use crate::workload::Dt;
+use crate::workload::{Dt, Systems};
 
 #[derive(Clone, Copy, Debug)]
 pub struct VerifyConfig {
@@ -80,11 +82,13 @@ enum Switches {
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
 /// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
 /// as `switches` says, on SIMD tier `tiers[frame % tiers.len()]`; returns the final checksum.
+#[allow(clippy::too_many_arguments)]
 fn run_one<S: Scalar>(
     config: &VerifyConfig,
     kind: LayoutKind,
     threads: Threads,
     churn: usize,
+    systems: Systems,
     switches: Switches,
     tiers: &[SimdTier],
 ) -> Result<u64, SimError> {
@@ -103,6 +107,7 @@ fn run_one<S: Scalar>(
         Action::Count(config.count),
         Action::Threads(threads),
         Action::Churn(churn),
+        Action::Seek(systems.seeks()),
     ] {
         driver.apply(&action)?;
     }
@@ -128,91 +133,102 @@ fn run_one<S: Scalar>(
     Ok(driver.checksum())
 }
 
-/// The verify suite in scalar `S`: a group without churn and a group with churn, each holding
-/// every layout on one and all threads plus runs that switch layout every few frames.
+/// The verify suite in scalar `S`: for move + regen and for move + regen + seek, a group without
+/// churn and a group with churn, each holding every layout on one and all threads plus runs that
+/// switch layout every few frames.
 pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimError> {
     // A tenth of the population per frame, at least one: enough to reorder everything quickly
     // (within what the churn setting accepts).
     let churn = (config.count / 10).clamp(1, MAX_CHURN);
     let mut groups = Vec::new();
-    for (group, churn) in [("no churn", 0), ("churn", churn)] {
-        let mut runs = Vec::new();
-        for kind in LayoutKind::CPU {
+    for systems in Systems::BOTH {
+        for (group, churn) in [("no churn", 0), ("churn", churn)] {
+            let mut runs = Vec::new();
+            for kind in LayoutKind::CPU {
+                for threads in Threads::BOTH {
+                    runs.push(Run {
+                        name: format!("{kind} threads={threads}"),
+                        checksum: run_one::<S>(
+                            config,
+                            kind,
+                            threads,
+                            churn,
+                            systems,
+                            Switches::Never,
+                            &[SimdTier::Baseline],
+                        )?,
+                    });
+                }
+            }
+            // Every wider tier on the layouts compiled per tier, and one run that changes tier
+            // every frame (the app's switch: instant, every entity kept).
+            for &tier in &available()[1..] {
+                for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_simd_kernels()) {
+                    runs.push(Run {
+                        name: format!("{kind} threads=1 simd={tier}"),
+                        checksum: run_one::<S>(
+                            config,
+                            kind,
+                            Threads::One,
+                            churn,
+                            systems,
+                            Switches::Never,
+                            &[tier],
+                        )?,
+                    });
+                }
+            }
+            if available().len() > 1 {
+                runs.push(Run {
+                    name: format!(
+                        "chunks threads=all, SIMD tier changing every frame ({})",
+                        crate::simd::available_names()
+                    ),
+                    checksum: run_one::<S>(
+                        config,
+                        LayoutKind::Chunks,
+                        Threads::All,
+                        churn,
+                        systems,
+                        Switches::Never,
+                        available(),
+                    )?,
+                });
+            }
+            let every = config.switch_every.max(1);
+            // About half the population a frame: most spread switches take two or three frames,
+            // with churn and steps in between.
+            let per_frame = config.count / 2 + 1;
             for threads in Threads::BOTH {
-                runs.push(Run {
-                    name: format!("{kind} threads={threads}"),
-                    checksum: run_one::<S>(
-                        config,
-                        kind,
-                        threads,
-                        churn,
-                        Switches::Never,
-                        &[SimdTier::Baseline],
-                    )?,
-                });
+                for (how, switches) in [
+                    ("at once", Switches::AtOnce { every }),
+                    ("spread over frames", Switches::Spread { every, per_frame }),
+                ] {
+                    runs.push(Run {
+                        name: format!("switching every {every} frames {how}, threads={threads}"),
+                        checksum: run_one::<S>(
+                            config,
+                            LayoutKind::CPU[0],
+                            threads,
+                            churn,
+                            systems,
+                            switches,
+                            &[crate::simd::SimdChoice::Best.tier()],
+                        )?,
+                    });
+                }
             }
+            let seek = if systems.seeks() { "seek, " } else { "" };
+            let name = if churn > 0 {
+                format!(
+                    "{} {seek}{group} ({churn} spawned+removed per frame)",
+                    S::NAME
+                )
+            } else {
+                format!("{} {seek}{group}", S::NAME)
+            };
+            groups.push(Group { name, runs });
         }
-        // Every wider tier on the layouts compiled per tier, and one run that changes tier
-        // every frame (the app's switch: instant, every entity kept).
-        for &tier in &available()[1..] {
-            for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_simd_kernels()) {
-                runs.push(Run {
-                    name: format!("{kind} threads=1 simd={tier}"),
-                    checksum: run_one::<S>(
-                        config,
-                        kind,
-                        Threads::One,
-                        churn,
-                        Switches::Never,
-                        &[tier],
-                    )?,
-                });
-            }
-        }
-        if available().len() > 1 {
-            runs.push(Run {
-                name: format!(
-                    "chunks threads=all, SIMD tier changing every frame ({})",
-                    crate::simd::available_names()
-                ),
-                checksum: run_one::<S>(
-                    config,
-                    LayoutKind::Chunks,
-                    Threads::All,
-                    churn,
-                    Switches::Never,
-                    available(),
-                )?,
-            });
-        }
-        let every = config.switch_every.max(1);
-        // About half the population a frame: most spread switches take two or three frames,
-        // with churn and steps in between.
-        let per_frame = config.count / 2 + 1;
-        for threads in Threads::BOTH {
-            for (how, switches) in [
-                ("at once", Switches::AtOnce { every }),
-                ("spread over frames", Switches::Spread { every, per_frame }),
-            ] {
-                runs.push(Run {
-                    name: format!("switching every {every} frames {how}, threads={threads}"),
-                    checksum: run_one::<S>(
-                        config,
-                        LayoutKind::CPU[0],
-                        threads,
-                        churn,
-                        switches,
-                        &[crate::simd::SimdChoice::Best.tier()],
-                    )?,
-                });
-            }
-        }
-        let name = if churn > 0 {
-            format!("{} {group} ({churn} spawned+removed per frame)", S::NAME)
-        } else {
-            format!("{} {group}", S::NAME)
-        };
-        groups.push(Group { name, runs });
     }
     Ok(groups)
 }

@@ -52,7 +52,7 @@ fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
 #[test]
 fn every_layout_reports_a_failed_reservation() {
     for kind in LayoutKind::CPU {
-        let mut layout = kind.create::<f32>().unwrap();
+        let mut layout = entity_layouts::catalog::create::<f32>(kind).unwrap();
         assert!(layout.try_reserve(usize::MAX / 4).is_err(), "{kind}");
         assert_eq!(layout.len(), 0);
     }

@@ -39,6 +39,7 @@ fn simulated_on(layout: LayoutKind, n: usize, frames: usize, simd: SimdTier) -> 
         warmup: 2,
         frames,
         simd,
+        seek_only: false,
     };
     cachegrind::count(exe(), &spec, &cachegrind::PINNED)
         .unwrap()
@@ -120,6 +121,7 @@ fn a_failed_run_is_an_error_that_says_which() {
         warmup: 0,
         frames: 1,
         simd: SimdTier::Baseline,
+        seek_only: false,
     };
     let err = cachegrind::count(exe(), &spec, &cachegrind::PINNED).unwrap_err();
     assert!(err.contains("soa at 200000000 entities failed"), "{err}");

@@ -15,19 +15,31 @@ use entity_layouts::Dt;
 use entity_layouts::verify::{VerifyConfig, run_suite};
 
 /// (seed, group, checksum) for 10,000 entities and 60 frames at dt = 1/60 s.
-const GOLDEN: [(u64, &str, u64); 8] = [
-    (1, "f32 no churn", 0xde40_4a97_3cd5_e849),
-    (1, "f32 churn", 0x8f3f_fcbf_b1a3_245e),
-    (1, "f64 no churn", 0xf20f_4646_8490_08f3),
-    (1, "f64 churn", 0x6aeb_fb68_f621_5b18),
-    (42, "f32 no churn", 0xe23b_8f93_b841_456f),
-    (42, "f32 churn", 0x403e_26d0_eaa3_2c2b),
-    (42, "f64 no churn", 0xb878_b73b_4398_406c),
-    (42, "f64 churn", 0x197f_7fdd_1e4c_1abf),
+/// Re-pinned 2026-12-02 when entities' stream and clump became a function of the id (the seek
+/// system picks its target in the seeker's own clump by id) and the seek groups came in.
+const GOLDEN: &[(u64, &str, u64)] = &[
+    (1, "f32 no churn", 0x7adb_157e_08c5_82a4),
+    (1, "f32 churn", 0xd5a4_f680_7059_ee6f),
+    (1, "f32 seek, no churn", 0x6fa8_c8c7_a791_cdc5),
+    (1, "f32 seek, churn", 0x4588_e92b_be2f_d9e7),
+    (1, "f64 no churn", 0x6c60_fe54_a7dd_9ab6),
+    (1, "f64 churn", 0xe42e_74bb_69a9_fd8b),
+    (1, "f64 seek, no churn", 0x2b40_d4f6_1cdf_dd9a),
+    (1, "f64 seek, churn", 0x7399_2677_21b5_27be),
+    (42, "f32 no churn", 0x2a73_dfcb_a7f3_90a4),
+    (42, "f32 churn", 0x907c_e5d4_96f5_380e),
+    (42, "f32 seek, no churn", 0x6d1d_9cd1_15f9_4471),
+    (42, "f32 seek, churn", 0xc4e3_153a_7fcc_56a5),
+    (42, "f64 no churn", 0xb124_4dc1_1c86_57da),
+    (42, "f64 churn", 0x7f63_86d1_ae27_70ae),
+    (42, "f64 seek, no churn", 0xe5b6_df6c_f29b_32c2),
+    (42, "f64 seek, churn", 0x984c_7f09_900f_b74d),
 ];
 
 #[test]
 fn verify_ends_in_the_pinned_states() {
+    let mut found = Vec::new();
+    let mut wrong = Vec::new();
     for seed in [1, 42] {
         let config = VerifyConfig {
             count: 10_000,
@@ -45,18 +57,31 @@ fn verify_ends_in_the_pinned_states() {
                 group.name,
                 group.mismatches()
             );
+            let name = group
+                .name
+                .split(" (")
+                .next()
+                .unwrap_or(&group.name)
+                .to_string();
+            let checksum = group.runs[0].checksum;
+            found.push(format!("    ({seed}, \"{name}\", 0x{checksum:016x}),"));
             let expected = GOLDEN
                 .iter()
-                .find(|(s, name, _)| *s == seed && group.name.starts_with(name))
-                .unwrap_or_else(|| panic!("no golden value for seed {seed} {}", group.name))
-                .2;
-            for run in &group.runs {
-                assert_eq!(
-                    run.checksum, expected,
-                    "seed {seed}, {}, {}: {:016x} is not the pinned {expected:016x}",
-                    group.name, run.name, run.checksum
-                );
+                .find(|(s, pinned, _)| *s == seed && *pinned == name)
+                .map(|g| g.2);
+            if expected != Some(checksum) {
+                wrong.push(format!(
+                    "seed {seed}, {name}: {checksum:016x}, pinned {expected:016x?}"
+                ));
             }
         }
     }
+    // All of them at once, in the table's own form, so that an intended change is re-pinned in
+    // one step (and says which groups moved).
+    assert!(
+        wrong.is_empty(),
+        "not the pinned states:\n{}\nwhat this run computed:\n{}",
+        wrong.join("\n"),
+        found.join("\n")
+    );
 }

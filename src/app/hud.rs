@@ -119,6 +119,11 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                         34.0,
                         budget_color(simulate),
                     );
+                    if let Some(split) =
+                        super::panel::system_split(stats, sim.driver.systems().seeks())
+                    {
+                        big(ui, split, 24.0, Color32::LIGHT_GRAY);
+                    }
                     sparkline(ui, stats, now, vec2(520.0, 110.0));
                 });
         });

@@ -55,6 +55,7 @@ const BACKING: Color32 = Color32::from_rgba_premultiplied(10, 10, 14, 225);
 const OTHER: Color32 = Color32::from_rgb(48, 48, 56);
 const MOVE_OUTLINE: Color32 = Color32::WHITE;
 const REGEN_OUTLINE: Color32 = Color32::from_rgb(255, 220, 60);
+const SEEK_OUTLINE: Color32 = Color32::from_rgb(120, 200, 255);
 
 pub fn field_color(field: Field) -> Color32 {
     let [r, g, b] = field.rgb();
@@ -288,6 +289,10 @@ fn readings_part(
         Shown::Lines { regions, .. } => lines_summary(ui, regions),
         Shown::Boxes { regions, range, .. } => stride_summary(ui, regions, range.as_ref()),
     }
+    if sim.driver.systems().seeks() && !kind.is_gpu() {
+        let seekers = shown.entities().min(WINDOW);
+        seek_summary(ui, &sim.driver.target_regions(0..seekers), seekers);
+    }
     ui.separator();
     bandwidth_line(ui, sim, stats, kind, limit);
 }
@@ -455,6 +460,35 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
             .color(if system == "move" { MOVE_OUTLINE } else { REGEN_OUTLINE }),
         );
     }
+}
+
+/// What seek brings in for the shown entities: the lines holding their targets' x and y, wherever
+/// in the storage those targets live (the handles' own lines come on top), and how far apart.
+fn seek_summary(ui: &mut egui::Ui, targets: &[Region], seekers: usize) {
+    let with_target = targets
+        .iter()
+        .map(|r| r.entity)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let lines = cache_lines(targets, |f| matches!(f, Field::X | Field::Y));
+    let needed: usize = targets.iter().map(|r| r.len).sum();
+    let (lo, hi) = targets.iter().fold((usize::MAX, 0), |(lo, hi), r| {
+        (lo.min(r.addr), hi.max(r.end()))
+    });
+    let span = if hi > lo {
+        format!(", spread over {}", bytes_label((hi - lo) as f64))
+    } else {
+        String::new()
+    };
+    ui.label(
+        RichText::new(format!(
+            "seek brings in {lines} cache lines ({} B) for the targets of these {seekers} entities ({with_target} alive), uses {needed} B of x and y ({:.0}%){span}",
+            lines * 64,
+            100.0 * needed as f64 / (lines * 64).max(1) as f64
+        ))
+        .size(key_pt(ui))
+        .color(SEEK_OUTLINE),
+    );
 }
 
 /// Each entity's first byte against its index: a staircase in allocation order, a scatter once

@@ -41,6 +41,7 @@ use entity_layouts::SimError;
 use entity_layouts::driver::Driver;
 use entity_layouts::gpu::GpuContext;
 use entity_layouts::memory::resident_bytes;
+use entity_layouts::pace::Pace;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
@@ -62,6 +63,10 @@ pub struct AppOptions {
     pub count: usize,
     pub threads: Threads,
     pub churn: usize,
+    /// Entities spawned per frame while growing (`--grow-chunk`); `None`: by time.
+    pub grow_chunk: Option<usize>,
+    /// Start with the seek system on (`--seek`).
+    pub seek: bool,
     pub vsync: bool,
     pub headless: bool,
     pub frames: Option<u64>,
@@ -139,10 +144,14 @@ pub struct Canvas {
 /// The driver the command line asks for, or why not.
 fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
     let mut driver = Driver::new(options.layout, options.seed)?.with_spawn_pattern(options.spawn);
+    if let Some(chunk) = options.grow_chunk {
+        driver = driver.with_grow_pace(Pace::Entities(chunk));
+    }
     for action in [
         Action::Threads(options.threads),
         Action::Count(options.count),
         Action::Churn(options.churn),
+        Action::Seek(options.seek),
     ] {
         driver.apply(&action)?;
     }

@@ -11,8 +11,8 @@ use plotters::prelude::{
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use entity_layouts::LayoutKind;
 use entity_layouts::simd::SimdTier;
+use entity_layouts::{LayoutKind, Systems};
 
 use super::stats::FrameStats;
 
@@ -275,7 +275,7 @@ pub fn png(svg: &str) -> Result<Vec<u8>, String> {
 /// The scoreboard as a 16:9 horizontal bar chart for a slide: fastest on top, each layout's
 /// name beside its bar, `ms · ≈ what the budget allows` after it, the budget line across every
 /// bar; type sized to read from the back of a room.
-pub fn svg(rows: &[Row], n: usize) -> String {
+pub fn svg(rows: &[Row], n: usize, systems: Systems) -> String {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, SVG_SIZE).into_drawing_area();
@@ -284,7 +284,8 @@ pub fn svg(rows: &[Row], n: usize) -> String {
         // The slowest bar (or the budget) ends at 62% of the width: room for its value label.
         let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) / 0.62;
         let caption = format!(
-            "simulate p50 at {} entities · 16.67 ms budget (red)",
+            "{}: simulate p50 at {} entities · 16.67 ms budget (red)",
+            systems.name(),
             count_label(n)
         );
         if let Ok(mut chart) = ChartBuilder::on(&root)
@@ -446,7 +447,7 @@ mod tests {
             stats.scoreboard.entry(kind).or_default().push(0.0, ms);
         }
         let rows = rows(&stats, 1_000_000);
-        let svg = svg(&rows, 1_000_000);
+        let svg = svg(&rows, 1_000_000, Systems::MoveRegen);
         let (width, height) = (SVG_SIZE.0 as f32, SVG_SIZE.1 as f32);
         assert!(svg.contains(&format!("viewBox=\"0 0 {} {}\"", SVG_SIZE.0, SVG_SIZE.1)));
         assert!(
@@ -550,7 +551,12 @@ mod tests {
         for (kind, ms) in [(LayoutKind::Soa, 2.0), (LayoutKind::Boxed, 20.0)] {
             stats.scoreboard.entry(kind).or_default().push(0.0, ms);
         }
-        let bytes = png(&svg(&rows(&stats, 1_000_000), 1_000_000)).unwrap();
+        let bytes = png(&svg(
+            &rows(&stats, 1_000_000),
+            1_000_000,
+            Systems::MoveRegen,
+        ))
+        .unwrap();
         if let Some(dir) = std::env::var_os("SCOREBOARD_PNG_DIR") {
             std::fs::write(
                 std::path::Path::new(&dir).join("scoreboard-test.png"),
@@ -588,7 +594,7 @@ mod tests {
             stats.scoreboard_simd.insert(kind, SimdTier::Avx2);
         }
         let rows = rows(&stats, 100_000);
-        let svg = svg(&rows, 100_000);
+        let svg = svg(&rows, 100_000, Systems::MoveRegen);
         // plotters writes each text's content on a line of its own.
         let texts = |label: &str| svg.lines().filter(|l| l.trim() == label).count();
         for row in &rows {

@@ -214,7 +214,7 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
         "scoreboard.csv",
         scoreboard::csv(&rows, n, sim.driver.threads().name()).into_bytes(),
     )?;
-    let figure = svg(&rows, n);
+    let figure = svg(&rows, n, stats.board_systems);
     let slide = scoreboard::png(&figure).map_err(|e| format!("scoreboard.png: {e}"))?;
     write("scoreboard.png", slide)?;
     write("scoreboard.svg", figure.into_bytes())

@@ -76,6 +76,10 @@ pub struct Sim {
     /// when the gpu layout's time was not measured: see `device_note`), and gathering the points.
     pub switch_ms: f32,
     pub simulate_ms: f32,
+    /// The systems' shares of `simulate_ms` (NaN: not measured, or seek off).
+    pub move_ms: f32,
+    pub regen_ms: f32,
+    pub seek_ms: f32,
     /// Why this frame's simulate time is missing: the gpu layout on an adapter without
     /// timestamp queries (or before its first timestamps arrive). Never replaced by a CPU time.
     pub device_note: Option<&'static str>,
@@ -101,6 +105,9 @@ impl Sim {
             notice: None,
             switch_ms: 0.0,
             simulate_ms: 0.0,
+            move_ms: f32::NAN,
+            regen_ms: f32::NAN,
+            seek_ms: f32::NAN,
             device_note: None,
             gather_ms: 0.0,
             busy_this_frame: false,
@@ -173,6 +180,10 @@ impl Sim {
             }
             (Action::Count(n), Outcome::Changed) => Some(format!("count set to {n}")),
             (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
+            (Action::Seek(on), Outcome::Changed) => Some(format!(
+                "systems: {}",
+                entity_layouts::Systems::with_seek(*on).name()
+            )),
             (Action::Threads(t), Outcome::Changed) => Some(format!("threads set to {t}")),
             (Action::Pause(p), Outcome::Changed) => {
                 Some(if *p { "paused" } else { "resumed" }.to_string())
@@ -252,6 +263,13 @@ fn simulate(mut sim: ResMut<Sim>) {
         Some(DeviceTime::Waiting) => (f32::NAN, Some("waiting for the first GPU timestamps")),
         Some(DeviceTime::Unavailable(reason)) => (f32::NAN, Some(reason)),
     };
+    // Each system's own time, where the simulate time is the CPU's: the gpu layout's passes run
+    // on the device, and only their dispatch is timed here.
+    let cpu_timed = report.device.is_none() && !sim.driver.paused();
+    let each = |d: Duration, ran: bool| if cpu_timed && ran { ms(d) } else { f32::NAN };
+    sim.move_ms = each(report.moving, true);
+    sim.regen_ms = each(report.regen, true);
+    sim.seek_ms = each(report.seek, sim.driver.systems().seeks());
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
         sim.report_error(&e);
@@ -299,7 +317,7 @@ fn record_frame(
         .and_then(|d| d.measurement())
         .map_or(0.0, |m| m.value as f32);
     if sim.scoreboard_stale || sim.driver.len() != sim.scoreboard_count {
-        stats.scoreboard.clear();
+        stats.clear_boards();
         sim.scoreboard_stale = false;
         sim.scoreboard_count = sim.driver.len();
     }
@@ -318,6 +336,9 @@ fn record_frame(
     let split = FrameSplit {
         frame_ms,
         simulate_ms: sim.simulate_ms,
+        move_ms: sim.move_ms,
+        regen_ms: sim.regen_ms,
+        seek_ms: sim.seek_ms,
         gather_ms: sim.gather_ms,
         draw_ms,
     };
@@ -335,6 +356,7 @@ fn record_frame(
         simd: sim.driver.simd_in_use(),
         count: sim.driver.len(),
         renderer: drawing.in_use,
+        systems: sim.driver.systems(),
     };
     stats.record(time.elapsed_secs_f64(), setting, split, steady);
 }

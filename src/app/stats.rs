@@ -5,10 +5,10 @@ use std::collections::{HashMap, VecDeque};
 
 use bevy::prelude::Resource;
 
-use entity_layouts::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::threads::Threads;
+use entity_layouts::{LayoutKind, Systems};
 
 /// The last `CAPACITY` samples of one quantity, in ms, with the time they were taken.
 #[derive(Clone, Debug, Default)]
@@ -65,6 +65,11 @@ pub fn percentiles(mut v: Vec<f32>) -> (f32, f32, f32) {
 pub struct FrameSplit {
     pub frame_ms: f32,
     pub simulate_ms: f32,
+    /// The systems' shares of `simulate_ms` (NaN where not measured: the gpu layout's are the
+    /// device's; seek's while it is off).
+    pub move_ms: f32,
+    pub regen_ms: f32,
+    pub seek_ms: f32,
     /// Gathering the points into wgpu's staging memory: the gather is the upload (the GPU's own
     /// copy out of staging happens in the render thread, in the rest of the frame).
     pub gather_ms: f32,
@@ -90,6 +95,11 @@ impl FrameSplit {
 pub struct FrameStats {
     pub frame: Series,
     pub simulate: Series,
+    /// Each system's time at the current setting (started over when it changes).
+    pub moving: Series,
+    pub regen: Series,
+    pub seek: Series,
+    split_setting: Option<Setting>,
     pub gather_upload: Series,
     /// The points' draw time on the GPU, where measured.
     pub draw: Series,
@@ -99,12 +109,17 @@ pub struct FrameStats {
     pub per_setting: HashMap<Setting, Vec<FrameSplit>>,
     /// Settings in the order they were first used.
     pub order: Vec<Setting>,
-    /// Simulate ms per layout at the current count: the scoreboard. Cleared when the count,
-    /// thread setting or churn changes, since the numbers would no longer compare.
+    /// Simulate ms per layout at the current count, for the systems now running: the scoreboard
+    /// shown. Cleared when the count, thread setting or churn changes, since the numbers would no
+    /// longer compare.
     pub scoreboard: HashMap<LayoutKind, Series>,
     /// The SIMD tier each scoreboard series was measured on; a layout measured again on another
     /// tier starts its series over.
     pub scoreboard_simd: HashMap<LayoutKind, SimdTier>,
+    /// Which systems the shown board is for, and the other set's board, kept while it is not
+    /// shown (one board per set of systems: seek turns the ranking over, and each ranking stays).
+    pub board_systems: Systems,
+    other_board: (HashMap<LayoutKind, Series>, HashMap<LayoutKind, SimdTier>),
     /// Every frame of the last [`WINDOW_S`] seconds, for the export's CSV.
     recent: VecDeque<FrameRecord>,
     frames: u64,
@@ -129,6 +144,8 @@ pub struct Setting {
     pub count: usize,
     /// The renderer that drew the points.
     pub renderer: Renderer,
+    /// The systems each frame ran.
+    pub systems: Systems,
 }
 
 const PER_SETTING_CAP: usize = 100_000;
@@ -159,9 +176,23 @@ impl FrameStats {
             self.draw.push(t, split.draw_ms);
         }
         self.rest.push(t, split.rest_ms());
+        if self.split_setting != Some(setting) {
+            self.split_setting = Some(setting);
+            self.moving = Series::default();
+            self.regen = Series::default();
+            self.seek = Series::default();
+        }
+        if steady && split.move_ms.is_finite() {
+            self.moving.push(t, split.move_ms);
+            self.regen.push(t, split.regen_ms);
+            if split.seek_ms.is_finite() {
+                self.seek.push(t, split.seek_ms);
+            }
+        }
         if !steady {
             return;
         }
+        self.show_board(setting.systems);
         if !self.order.contains(&setting) {
             self.order.push(setting);
         }
@@ -180,14 +211,30 @@ impl FrameStats {
         }
     }
 
+    /// Shows the board of `systems`, keeping the other one.
+    pub fn show_board(&mut self, systems: Systems) {
+        if systems != self.board_systems {
+            std::mem::swap(&mut self.scoreboard, &mut self.other_board.0);
+            std::mem::swap(&mut self.scoreboard_simd, &mut self.other_board.1);
+            self.board_systems = systems;
+        }
+    }
+
+    /// Clears both boards (the count, threads or churn changed: no number compares any more).
+    pub fn clear_boards(&mut self) {
+        self.scoreboard.clear();
+        self.scoreboard_simd.clear();
+        self.other_board = Default::default();
+    }
+
     /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
     pub fn recent_csv(&self) -> String {
         let mut out = String::from(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd\n",
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd,systems,move_ms,regen_ms,seek_ms\n",
         );
         for r in &self.recent {
             out.push_str(&format!(
-                "{},{:.4},{:.4},{},{:.4},{},{},{},{},{},{}\n",
+                "{},{:.4},{:.4},{},{:.4},{},{},{},{},{},{},{},{},{},{}\n",
                 r.frame,
                 r.t,
                 r.split.frame_ms,
@@ -199,7 +246,11 @@ impl FrameStats {
                 r.setting.kind.name(),
                 r.setting.count,
                 r.setting.threads.name(),
-                r.setting.simd.name()
+                r.setting.simd.name(),
+                r.setting.systems.name(),
+                finite_or_empty(r.split.move_ms),
+                finite_or_empty(r.split.regen_ms),
+                finite_or_empty(r.split.seek_ms),
             ));
         }
         out
@@ -232,9 +283,20 @@ impl FrameStats {
                 } else {
                     "     n/a   ".to_string()
                 };
+                let (m50, _, _) = col(|s| s.move_ms);
+                let (e50, _, _) = col(|s| s.regen_ms);
+                let split = if !m50.is_finite() {
+                    String::new()
+                } else if setting.systems.seeks() {
+                    let (k50, _, _) = col(|s| s.seek_ms);
+                    format!(" (move {m50:.3} regen {e50:.3} seek {k50:.3})")
+                } else {
+                    format!(" (move {m50:.3} regen {e50:.3})")
+                };
                 format!(
-                    "{:<16} threads={:<3} simd={:<8} renderer={:<7} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms  draw p50 {draw}",
+                    "{:<16} {:<15} threads={:<3} simd={:<8} renderer={:<7} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}{split}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms  draw p50 {draw}",
                     setting.kind.name(),
+                    setting.systems.name(),
                     setting.threads.name(),
                     setting.simd.name(),
                     setting.renderer.name(),
@@ -280,6 +342,7 @@ mod tests {
             simd: SimdTier::Baseline,
             count: 7,
             renderer: Renderer::Compute,
+            systems: Systems::MoveRegen,
         };
         for i in 0..1500 {
             let split = FrameSplit {
@@ -295,7 +358,7 @@ mod tests {
         assert!((1000..=1002).contains(&rows.len()), "{}", rows.len());
         assert!(rows.last().unwrap().starts_with("1500,14.99"));
         assert!(
-            rows[1].ends_with(",compute,soa,7,1,baseline"),
+            rows[1].ends_with(",compute,soa,7,1,baseline,move+regen,0.0000,0.0000,0.0000"),
             "{}",
             rows[1]
         );

@@ -178,6 +178,10 @@ fn keys(
     if input.just_pressed(KeyCode::KeyD) {
         requests.write(Request(Action::Renderer(drawing.requested.other())));
     }
+    if input.just_pressed(KeyCode::KeyT) {
+        let on = !sim.driver.systems().seeks();
+        requests.write(Request(Action::Seek(on)));
+    }
     if input.just_pressed(KeyCode::KeyM) {
         requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));
     }

@@ -1,7 +1,7 @@
 //! Growing to a big count the way the app does (past the studies): the request reserves room for
-//! the whole target, then each frame spawns 250,000 more and steps the population so far. What
-//! a speaker sees is the longest frame: a `Vec` or Bevy table that doubles copies everything it
-//! holds within one frame.
+//! the whole target, then each frame spawns for its share of time ([`COPY_BUDGET`]) and steps
+//! the population so far. What a speaker sees is the longest frame: a `Vec` or Bevy table that
+//! doubles copies everything it holds within one frame.
 
 use std::time::Instant;
 
@@ -11,8 +11,9 @@ use super::{
     BenchConfig, BenchError, Experiment, SEED, fmt_count, fmt_num, max_of, ms, ms_since, table,
 };
 use crate::action::Action;
-use crate::driver::{Driver, GROW_CHUNK};
+use crate::driver::Driver;
 use crate::layout::LayoutKind;
+use crate::pace::COPY_BUDGET;
 
 pub struct Grow;
 
@@ -91,9 +92,9 @@ impl Experiment for Grow {
             })
             .collect();
         format!(
-            "0 to {} entities, f32, one thread, {} spawned per frame, each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
+            "0 to {} entities, f32, one thread, spawning for {} ms of each frame (`pace::COPY_BUDGET`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
             fmt_count(target(cfg) as u64),
-            fmt_count(GROW_CHUNK as u64),
+            COPY_BUDGET.as_millis(),
             table(
                 &[
                     "layout",

@@ -37,6 +37,7 @@ mod exp_peers;
 mod exp_random_access;
 #[cfg(feature = "app")]
 mod exp_render;
+mod exp_seek;
 mod exp_shrink;
 pub mod exp_simd;
 mod exp_spawn;
@@ -185,6 +186,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &exp_headline::Headline,
         &exp_width::Width,
         &exp_random_access::RandomAccess,
+        &exp_seek::Seek,
         &exp_churn::Churn,
         &exp_filtered::Filtered,
         &exp_fragmentation::Fragmentation,

@@ -82,9 +82,16 @@ impl Baseline {
         );
     }
 
-    /// Every figure of `measured` that grew past the tolerance, or is missing, as one line
-    /// each; improvements pass (and are worth a `--bless`).
-    pub fn regressions(&self, measured: &Baseline) -> Vec<String> {
+    /// Every figure of `measured` that moved past the tolerance, up or down, or is missing on
+    /// either side, as one line each. Falls count as much as rises: a count that moves for no
+    /// reason is the compiler, not the layout, and a check that let it pass one way would be
+    /// re-blessed the day it moves the other (bless after a change that was meant).
+    pub fn moves(&self, measured: &Baseline) -> Vec<String> {
+        self.moves_within(measured, self.tolerance_pct)
+    }
+
+    /// [`Self::moves`] with another tolerance, in percent (`--tolerance`).
+    pub fn moves_within(&self, measured: &Baseline, tolerance_pct: f64) -> Vec<String> {
         let mut out = Vec::new();
         if measured.geometry != self.geometry
             || measured.n != self.n
@@ -105,14 +112,25 @@ impl Baseline {
                 let (Some(&was), Some(&is)) = (figures.get(metric), now.get(metric)) else {
                     continue;
                 };
-                let allowed = (was * self.tolerance_pct / 100.0).max(floor);
-                if is > was + allowed {
-                    out.push(format!(
-                        "{layout}: {metric} per entity per frame rose from {was:.3} to {is:.3} ({:+.1}%, more than the {:.1}% / {floor} allowed)",
-                        100.0 * (is - was) / was.max(f64::MIN_POSITIVE),
-                        self.tolerance_pct
-                    ));
-                }
+                let allowed = (was * tolerance_pct / 100.0).max(floor);
+                let way = if is > was + allowed {
+                    "rose"
+                } else if is < was - allowed {
+                    "fell"
+                } else {
+                    continue;
+                };
+                out.push(format!(
+                    "{layout}: {metric} per entity per frame {way} from {was:.3} to {is:.3} ({:+.1}%, more than the {tolerance_pct:.1}% / {floor} allowed)",
+                    100.0 * (is - was) / was.max(f64::MIN_POSITIVE),
+                ));
+            }
+        }
+        for layout in measured.layouts.keys() {
+            if !self.layouts.contains_key(layout) {
+                out.push(format!(
+                    "{layout}: counted, but not in the baseline (bless to add it)"
+                ));
             }
         }
         out
@@ -140,27 +158,40 @@ mod tests {
 
         let mut same = base.clone();
         same.insert("soa", &run(40.5, 1.01)); // within 2% and the floors
-        same.insert("aos", &run(30.0, 2.0)); // faster: passes
-        assert!(base.regressions(&same).is_empty());
+        same.insert("aos", &run(49.2, 4.0));
+        assert!(base.moves(&same).is_empty());
+
+        // Faster for no reason is a move too, and says which way.
+        let mut faster = base.clone();
+        faster.insert("aos", &run(30.0, 4.0));
+        let found = base.moves(&faster);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("aos: instructions") && found[0].contains("fell"));
+        assert!(found[0].contains("-40.0%"), "{found:?}");
+        // Within a wider tolerance it passes; within a narrower one, the small move does not.
+        assert!(base.moves_within(&faster, 50.0).is_empty());
+        assert_eq!(base.moves_within(&same, 0.5).len(), 1);
 
         let mut slower = base.clone();
         slower.insert("soa", &run(48.0, 1.0));
-        let found = base.regressions(&slower);
+        let found = base.moves(&slower);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].starts_with("soa: instructions") && found[0].contains("+20.0%"));
+        assert!(found[0].starts_with("soa: instructions") && found[0].contains("rose"));
+        assert!(found[0].contains("+20.0%"), "{found:?}");
+
+        let mut extra = base.clone();
+        extra.insert("chunks", &run(20.0, 0.4));
+        assert!(base.moves(&extra)[0].contains("chunks: counted, but not in the baseline"));
 
         let mut missing = base.clone();
         missing.layouts.remove("aos");
-        assert_eq!(
-            base.regressions(&missing),
-            vec!["aos: not counted in this run"]
-        );
+        assert_eq!(base.moves(&missing), vec!["aos: not counted in this run"]);
 
         let other = Baseline::new("D1 48K".into(), 1000, 2.0);
-        assert!(base.regressions(&other)[0].contains("not comparable"));
+        assert!(base.moves(&other)[0].contains("not comparable"));
         let mut native = base.clone();
         native.target = "x86_64+sse2+avx2".into();
-        assert!(base.regressions(&native)[0].contains("x86_64+sse2+avx2"));
+        assert!(base.moves(&native)[0].contains("x86_64+sse2+avx2"));
     }
 
     #[test]
@@ -169,9 +200,9 @@ mod tests {
         base.insert("soa", &run(40.0, 0.001));
         let mut now = base.clone();
         now.insert("soa", &run(40.0, 0.01));
-        assert!(base.regressions(&now).is_empty());
+        assert!(base.moves(&now).is_empty());
         now.insert("soa", &run(40.0, 0.05));
-        assert!(base.regressions(&now)[0].contains("l1d_misses"));
+        assert!(base.moves(&now)[0].contains("l1d_misses"));
     }
 
     #[test]

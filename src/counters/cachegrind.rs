@@ -87,7 +87,7 @@ pub fn valgrind_version() -> Result<String, String> {
 /// program's binary, which has the hidden `count-frames` subcommand) twice.
 pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simulated, String> {
     let args = |frames: usize| -> Vec<String> {
-        vec![
+        let mut args: Vec<String> = vec![
             "count-frames".into(),
             "--layout".into(),
             spec.layout.name(),
@@ -97,9 +97,13 @@ pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simula
             frames.to_string(),
             "--simd".into(),
             spec.simd.name().into(),
-        ]
+        ];
+        if spec.seek_only {
+            args.push("--seek".into());
+        }
+        args
     };
-    let what = format!("{} at {} entities", spec.layout, spec.n);
+    let what = format!("{} at {} entities", spec.row(), spec.n);
     count_program(
         exe,
         args,

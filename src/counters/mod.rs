@@ -12,7 +12,8 @@
 //!   cycles and no IPC.
 //!
 //! The counted work is exactly the frame the other experiments time: [`crate::Swarm::step`],
-//! move then regen, one thread, f32, after the population is complete and warmed up.
+//! move then regen, one thread, f32, after the population is complete and warmed up; or the seek
+//! system alone ([`FrameSpec::seek_only`]: every entity reading its target by handle).
 
 pub mod baseline;
 pub mod cachegrind;
@@ -38,6 +39,8 @@ pub struct FrameSpec {
     /// The SIMD tier the kernels run on; the counters experiment and the regression check
     /// count the baseline, the `simd` experiment each tier cachegrind can run.
     pub simd: SimdTier,
+    /// Count the seek system alone instead of move + regen.
+    pub seek_only: bool,
 }
 
 impl FrameSpec {
@@ -55,6 +58,25 @@ impl FrameSpec {
             warmup,
             frames,
             simd: SimdTier::Baseline,
+            seek_only: false,
+        }
+    }
+
+    /// [`Self::for_count`] for the seek system alone.
+    pub fn seek(layout: LayoutKind, n: usize) -> Self {
+        Self {
+            seek_only: true,
+            ..Self::for_count(layout, n)
+        }
+    }
+
+    /// The name the counts baseline keys this spec's row by: the layout, and ` seek` for the
+    /// seek system alone.
+    pub fn row(&self) -> String {
+        if self.seek_only {
+            format!("{} seek", self.layout)
+        } else {
+            self.layout.name()
         }
     }
 
@@ -75,13 +97,20 @@ pub fn run_frames<T>(
     let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
     swarm.set_simd(spec.simd);
     let dt = Dt::default();
+    let step = |swarm: &mut Swarm<f32>| {
+        if spec.seek_only {
+            swarm.step_seek(dt, Threads::One);
+        } else {
+            swarm.step(dt, Threads::One);
+        }
+    };
     for _ in 0..spec.warmup {
-        swarm.step(dt, Threads::One);
+        step(&mut swarm);
     }
     let frames = spec.frames;
     let out = count(&mut || {
         for _ in 0..frames {
-            swarm.step(dt, Threads::One);
+            step(&mut swarm);
             std::hint::black_box(&mut swarm);
         }
     });
@@ -245,6 +274,7 @@ mod tests {
             warmup: 2,
             frames: 3,
             simd: SimdTier::Baseline,
+            seek_only: false,
         };
         let ((), counted) = run_frames(&spec, |frames| frames()).unwrap();
         let ((), skipped) = run_frames(&spec, |_| ()).unwrap();

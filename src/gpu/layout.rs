@@ -473,6 +473,19 @@ impl Layout<f32> for GpuLayout {
         self.ctx.queue.submit([encoder.finish()]);
     }
 
+    /// Never called: the driver refuses seek on this layout (`LayoutKind::seek_unavailable`).
+    fn step_seek(&mut self, _dt: f32, _threads: Threads) {}
+
+    /// This layout keeps no targets (it has no seek pass).
+    fn set_targets(&mut self, _first: usize, _targets: &[Option<usize>]) {}
+
+    fn target_at(&self, _index: usize) -> Option<u64> {
+        None
+    }
+
+    /// Only a switch with seek on calls this, and seek is never on with this layout.
+    fn set_velocity_at(&mut self, _index: usize, _vx: f32, _vy: f32) {}
+
     fn step_regen(&mut self, dt: f32, _threads: Threads) {
         if !self.ready_to_step() {
             return;

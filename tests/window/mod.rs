@@ -83,6 +83,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// `replay`'s growth per frame (`entity_layouts::driver::GROW_CHUNK`).
+pub const REPLAY_GROW_CHUNK: &str = "250000";
+
 /// What a run of the app printed.
 pub struct Run {
     pub stdout: String,
@@ -103,10 +106,19 @@ pub fn run_in_xvfb_env(
 ) -> Option<(Option<i32>, Run)> {
     let script_path = dir.join("run.script");
     std::fs::write(&script_path, script).unwrap();
+    // The tests compare the app's end with `replay`, which grows by a count of entities a frame:
+    // the app grows so too, unless a test asks for its own pace (without the flag the app grows
+    // by time, and where growth's chunks fall changes the state).
+    let grow = if args.contains(&"--grow-chunk") {
+        vec![]
+    } else {
+        vec!["--grow-chunk", REPLAY_GROW_CHUNK]
+    };
     let out = Command::new("timeout")
         .args(["900", "xvfb-run", "-a", "-s", "-screen 0 1280x720x24"])
         .arg(env!("CARGO_BIN_EXE_entity-layouts"))
         .args(args)
+        .args(grow)
         .arg("--script")
         .arg(&script_path)
         .env("WGPU_BACKEND", "vulkan")

@@ -11,6 +11,11 @@
 //!
 //! The components are the same structs the Bevy layouts store (`Position { x, y }` and so on), so
 //! both libraries hold the same bytes per entity.
+//!
+//! Seeking: each entity holds its target as a `hecs::Entity` in a component ([`HecsTarget`]). The
+//! idiomatic system reads the target's position with `World::get` (a borrow check per call); the
+//! tuned one walks the seekers' archetype columns and looks targets up through one `View`
+//! (`World::view`: one borrow for the whole pass, then an O(1) lookup per entity).
 
 use std::ops::Range;
 
@@ -29,11 +34,27 @@ use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
 };
 
 type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
+
+/// Every component of an entity, as it is spawned.
+type Bundle<S> = (
+    EntityId<InTable>,
+    Pos<S>,
+    Vel<S>,
+    Health<S, InTable>,
+    Energy<S, InTable>,
+    Regen<S, InTable>,
+    Armor<S, InTable>,
+    HecsTarget,
+);
+
+/// The entity this one seeks, as hecs code holds another entity (none for a seeker without a
+/// target; a despawned one is found missing by the lookup).
+pub struct HecsTarget(pub Option<Entity>);
 
 /// An entity's id and all six components, read-only.
 type Everything<'a, S> = Components<'a, S, InTable>;
@@ -99,10 +120,15 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         self.tier
     }
 
+    /// Room for the whole population in the archetype now (`World::reserve`), so that a switch
+    /// or a growth at 10M does not copy the archetype's columns as they double (285 ms in one
+    /// frame, measured by `bench --only switch` before).
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
-        Ok(self
-            .entities
-            .try_reserve(additional, bytes_per_entity::<S>())?)
+        self.entities
+            .try_reserve(additional, bytes_per_entity::<S>())?;
+        self.world
+            .reserve::<Bundle<S>>(u32::try_from(additional).unwrap_or(u32::MAX));
+        Ok(())
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
@@ -115,6 +141,7 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
                 Energy::<S, InTable>::new(s.energy),
                 Regen::<S, InTable>::new(s.regen),
                 Armor::<S, InTable>::new(s.armor),
+                HecsTarget(None),
             )
         });
         let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
@@ -231,6 +258,72 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         }
     }
 
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let world = &self.world;
+        if self.tuned {
+            let view = world.view::<&Pos<S>>();
+            let view = &view;
+            for archetype in world.archetypes() {
+                let (Some(own), Some(mut velocities), Some(targets)) = (
+                    archetype.get::<&Pos<S>>(),
+                    archetype.get::<&mut Vel<S>>(),
+                    archetype.get::<&HecsTarget>(),
+                ) else {
+                    continue;
+                };
+                let c = chunk_len(threads, velocities.len());
+                let parts = velocities
+                    .chunks_mut(c)
+                    .zip(own.chunks(c).zip(targets.chunks(c)));
+                for_each_part(threads, parts, |(velocities, (own, targets))| {
+                    for ((v, p), target) in velocities.iter_mut().zip(own).zip(targets) {
+                        if let Some(t) = target.0.and_then(|e| view.get(e)) {
+                            (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+                        }
+                    }
+                });
+            }
+            return;
+        }
+        let step = |(p, v, target): (&Pos<S>, &mut Vel<S>, &HecsTarget)| {
+            if let Some(t) = target.0.and_then(|e| world.get::<&Pos<S>>(e).ok()) {
+                (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+            }
+        };
+        let mut query = world.query::<(&Pos<S>, &mut Vel<S>, &HecsTarget)>();
+        match threads {
+            Threads::One => query.iter().for_each(step),
+            Threads::All => {
+                let batch = chunk_len(threads, self.entities.len()) as u32;
+                for_each_part(threads, query.iter_batched(batch), |batch| {
+                    batch.for_each(step)
+                });
+            }
+        }
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        let entities = self.entities.as_slice();
+        for (&seeker, target) in entities[first..].iter().zip(targets) {
+            if let Ok(mut held) = self.world.get::<&mut HecsTarget>(seeker) {
+                held.0 = target.map(|t| entities[t]);
+            }
+        }
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        let seeker = self.entities.get(index);
+        let target = self.world.get::<&HecsTarget>(seeker).ok()?.0?;
+        let id = self.world.get::<&EntityId<InTable>>(target).ok()?;
+        Some(id.0)
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        if let Ok(mut v) = self.world.get::<&mut Vel<S>>(self.entities.get(index)) {
+            (v.x, v.y) = (vx, vy);
+        }
+    }
+
     /// Archetype by archetype, the columns split across the pool: both forms draw alike.
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
         let mut rest = out;
@@ -286,5 +379,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 /// (no change ticks), the archetype's entity-id column (`u32`) and the entity's meta record
 /// (generation and location: three `u32`s), plus our list's handle.
 pub fn bytes_per_entity<S: Scalar>() -> usize {
-    size_of::<EntityState<S>>() + size_of::<u64>() + 4 + 12 + size_of::<Entity>()
+    size_of::<EntityState<S>>()
+        + size_of::<u64>()
+        + size_of::<HecsTarget>()
+        + 4
+        + 12
+        + size_of::<Entity>()
 }

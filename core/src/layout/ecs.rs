@@ -14,6 +14,13 @@
 //!   `Changed<T>`), so the inner loop is the same plain slice loop SoA runs.
 //!
 //! Reproduces the C++ article's "ECS (SoA)" row with a production ECS rather than a toy one.
+//!
+//! Seeking: each entity holds its target as an `Entity` in a component ([`SeekTarget`]), the way
+//! Bevy code refers to another entity. The idiomatic systems read the target's position with
+//! `Query::get` on a second query; the tuned one walks the seekers' column slices
+//! (`contiguous_iter_mut`, no change ticks) and looks targets up with the same `Query::get`,
+//! the one safe public lookup by entity (`bench --only seek` measures it against `World::get`
+//! and `EntityRef`; reading a table's column by row is `unsafe` in Bevy 0.19).
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -34,7 +41,7 @@ use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
 };
 
 /// Which storage a component set asks Bevy for. The component types are generic over it so the
@@ -107,6 +114,21 @@ impl<K: Storage> Component for EntityId<K> {
     type Mutability = Mutable;
 }
 
+/// The entity this one seeks, as Bevy code holds another entity: its `Entity` (none for a seeker
+/// without a target; one that was despawned is found missing by `Query::get`).
+pub struct SeekTarget<K: Storage>(pub Option<Entity>, PhantomData<fn() -> K>);
+
+impl<K: Storage> SeekTarget<K> {
+    pub fn new(target: Option<Entity>) -> Self {
+        Self(target, PhantomData)
+    }
+}
+
+impl<K: Storage> Component for SeekTarget<K> {
+    const STORAGE_TYPE: StorageType = K::TYPE;
+    type Mutability = Mutable;
+}
+
 /// An entity's id and all six components, read-only.
 type Everything<S, K> = Components<'static, S, K>;
 
@@ -165,6 +187,57 @@ fn regen_system<S: Scalar, K: Storage>(
     match params.threads {
         Threads::One => query.iter_mut().for_each(step),
         Threads::All => query.par_iter_mut().for_each(step),
+    }
+}
+
+fn seek_system<S: Scalar, K: Storage>(
+    params: Res<StepParams<S>>,
+    mut seekers: Query<(&Position<S, K>, &mut Velocity<S, K>, &SeekTarget<K>)>,
+    positions: Query<&Position<S, K>>,
+) {
+    let dt = params.dt;
+    let step = |(p, mut v, target): (
+        &Position<S, K>,
+        bevy_ecs::change_detection::Mut<Velocity<S, K>>,
+        &SeekTarget<K>,
+    )| {
+        if let Some(Ok(t)) = target.0.map(|e| positions.get(e)) {
+            (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+        }
+    };
+    match params.threads {
+        Threads::One => seekers.iter_mut().for_each(step),
+        Threads::All => seekers.par_iter_mut().for_each(step),
+    }
+}
+
+fn seek_contiguous_system<S: Scalar>(
+    params: Res<StepParams<S>>,
+    mut seekers: Query<(
+        &Position<S, InTable>,
+        &mut Velocity<S, InTable>,
+        &SeekTarget<InTable>,
+    )>,
+    positions: Query<&Position<S, InTable>>,
+) {
+    let (dt, threads) = (params.dt, params.threads);
+    let tables = seekers
+        .contiguous_iter_mut()
+        .expect("table-stored components are always dense");
+    let positions = &positions;
+    for (own, mut velocities, targets) in tables {
+        let velocities = velocities.bypass_change_detection();
+        let c = chunk_len(threads, velocities.len());
+        let parts = velocities
+            .chunks_mut(c)
+            .zip(own.chunks(c).zip(targets.chunks(c)));
+        for_each_part(threads, parts, |(velocities, (own, targets))| {
+            for ((v, p), target) in velocities.iter_mut().zip(own).zip(targets) {
+                if let Some(Ok(t)) = target.0.map(|e| positions.get(e)) {
+                    (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+                }
+            }
+        });
     }
 }
 
@@ -235,6 +308,7 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     world: World,
     move_schedule: Schedule,
     regen_schedule: Schedule,
+    seek_schedule: Schedule,
     /// Entities in logical order: Bevy's own table order is its business, ours is this list.
     entities: Vec<Entity>,
     /// Every component of an entity, for export and checksums; archetypes kept current in `push`.
@@ -252,6 +326,7 @@ impl<S: Scalar> EcsLayout<S, InTable> {
             EcsVariant::Table,
             schedule_of(move_system::<S, InTable>),
             schedule_of(regen_system::<S, InTable>),
+            schedule_of(seek_system::<S, InTable>),
         )
     }
 
@@ -260,6 +335,7 @@ impl<S: Scalar> EcsLayout<S, InTable> {
             EcsVariant::Contiguous,
             schedule_of(move_contiguous_system::<S>),
             schedule_of(regen_contiguous_system::<S>),
+            schedule_of(seek_contiguous_system::<S>),
         )
     }
 }
@@ -270,6 +346,7 @@ impl<S: Scalar> EcsLayout<S, InSparseSet> {
             EcsVariant::Sparse,
             schedule_of(move_system::<S, InSparseSet>),
             schedule_of(regen_system::<S, InSparseSet>),
+            schedule_of(seek_system::<S, InSparseSet>),
         )
     }
 }
@@ -304,6 +381,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         variant: EcsVariant,
         move_schedule: Schedule,
         regen_schedule: Schedule,
+        seek_schedule: Schedule,
     ) -> Self {
         // The par_iter systems run on Bevy's compute pool; make sure it exists.
         crate::threads::pool();
@@ -315,6 +393,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             world,
             move_schedule,
             regen_schedule,
+            seek_schedule,
             entities: Vec::new(),
             high_water: 0,
             tier: SimdTier::Baseline,
@@ -375,6 +454,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
                 Energy::<S, K>::new(s.energy),
                 Regen::<S, K>::new(s.regen),
                 Armor::<S, K>::new(s.armor),
+                SeekTarget::<K>::new(None),
             )
         });
         self.entities.extend(self.world.spawn_batch(bundles));
@@ -426,6 +506,33 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // run without an `App` that never clears them grows by about 100 bytes per removed entity
         // for as long as it churns (the soak found it: 39 MB after a few thousand frames).
         self.world.clear_trackers();
+    }
+
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let tier = self.tier;
+        self.world.insert_resource(StepParams { dt, threads, tier });
+        self.seek_schedule.run(&mut self.world);
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        let mut query = self.world.query::<&mut SeekTarget<K>>();
+        for (&seeker, target) in self.entities[first..].iter().zip(targets) {
+            let target = target.map(|t| self.entities[t]);
+            if let Ok(mut held) = query.get_mut(&mut self.world, seeker) {
+                held.0 = target;
+            }
+        }
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        let target = self.world.get::<SeekTarget<K>>(self.entities[index])?.0?;
+        Some(self.world.get::<EntityId<K>>(target)?.0)
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        if let Some(mut v) = self.world.get_mut::<Velocity<S, K>>(self.entities[index]) {
+            (v.x, v.y) = (vx, vy);
+        }
     }
 
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
@@ -530,8 +637,8 @@ pub fn push_regions<S: Scalar, K: Storage>(
 /// growth slack is not included; the bench measures resident memory to cover that. The one
 /// estimate of the ECS's bytes per entity: the memory check and the readout both use it.
 pub fn bytes_per_entity<S: Scalar>() -> usize {
-    let components = size_of::<EntityState<S>>() + size_of::<u64>();
-    let ticks = 7 * 2 * 4;
+    let components = size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<Option<Entity>>();
+    let ticks = 8 * 2 * 4;
     let table_entities = size_of::<Entity>();
     let archetype_entities = size_of::<Entity>() + 4;
     let location = size_of::<bevy_ecs::entity::EntityLocation>();
@@ -552,7 +659,16 @@ mod tests {
     #[test]
     fn regions_lie_inside_bevys_column_slices() {
         for mut layout in [EcsLayout::<f32>::table(), EcsLayout::<f32>::contiguous()] {
-            crate::bench::fill_seeded(&mut layout, 1000);
+            let mut states = Vec::new();
+            crate::workload::spawn_range(
+                crate::workload::SpawnPattern::default(),
+                1,
+                0,
+                1000,
+                &mut states,
+            );
+            let ids: Vec<u64> = (0..1000).collect();
+            layout.push(&ids, &states);
             let mut regions = Vec::new();
             layout.regions(0..1000, &mut regions);
             let mut state = layout

@@ -9,6 +9,12 @@
 //! - **shuffled heap**: the boxes' addresses are permuted over the entities (the logical order and
 //!   every entity's data stay the same), so each visit lands at a random address, as after a few
 //!   thousand spawns and despawns. The JS study's "shuffled" column.
+//!
+//! Seeking: an object-oriented program in a garbage-collected language would hold a pointer to
+//! its target. Safe Rust's equivalent is `Rc`/`Weak`, which would make every entity shared and
+//! move and regen a different layout; this layout holds what an entity manager over boxes holds
+//! instead, a generational handle ([`Targets`]: handle -> slot -> the box's index), so a lookup
+//! is three dependent reads: the slot, the box pointer, the object.
 
 use std::ops::Range;
 
@@ -16,17 +22,23 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::layout::regions::{Field, Region, state_regions};
+use crate::layout::seeking::seek_into;
+use crate::layout::slots::Targets;
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, sink_chunks,
+    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
 };
 
 pub struct BoxedEntities<S> {
     ids: Vec<u64>,
     boxes: Vec<Box<EntityState<S>>>,
+    /// Each entity's target, as a handle that survives swap-removes.
+    targets: Targets,
+    /// Seeking on all cores: the new velocities, before they are written back.
+    seek_scratch: Vec<[S; 2]>,
     /// The most entities held: after shrinking far below it, the boxes are compacted.
     high_water: usize,
     /// `Some` for the shuffled variant: where new boxes' addresses are mixed in from.
@@ -38,6 +50,8 @@ impl<S: Scalar> BoxedEntities<S> {
         Self {
             ids: Vec::new(),
             boxes: Vec::new(),
+            targets: Targets::default(),
+            seek_scratch: Vec::new(),
             high_water: 0,
             shuffle: shuffled.then(|| ChaCha8Rng::seed_from_u64(0x5EED_B0C5)),
         }
@@ -77,6 +91,7 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
         self.boxes.try_reserve(additional)?;
+        self.targets.try_reserve(additional)?;
         // The boxes come one by one later, and a failed `Box::new` aborts: ask for them now.
         let chunk = glibc_malloc_chunk_bytes(size_of::<EntityState<S>>()) as usize;
         Ok(can_allocate(additional.saturating_mul(chunk))?)
@@ -85,6 +100,7 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         let first = self.boxes.len();
         self.ids.extend_from_slice(ids);
+        self.targets.push(ids.len());
         self.boxes.extend(states.iter().map(|s| Box::new(*s)));
         self.high_water = self.high_water.max(self.boxes.len());
         self.scatter_from(first);
@@ -92,11 +108,13 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
 
     fn swap_remove(&mut self, index: usize) {
         self.ids.swap_remove(index);
+        self.targets.swap_remove(index);
         self.boxes.swap_remove(index);
     }
 
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
+        self.targets.truncate(len);
         self.boxes.truncate(len);
         self.release_unused();
     }
@@ -104,6 +122,8 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
     fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
         shrink_if_sparse(&mut self.boxes);
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
         if compaction_due(self.boxes.len(), &mut self.high_water) {
             let states: Vec<EntityState<S>> = self.boxes.iter().map(|b| **b).collect();
             self.boxes = Vec::new();
@@ -129,6 +149,54 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
                 e.energy = regen_one(e.energy, e.regen, dt);
             }
         });
+    }
+
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let (boxes, targets) = (&mut self.boxes, &self.targets);
+        if threads == Threads::One {
+            for i in 0..boxes.len() {
+                if let Some(t) = targets.target_of(i) {
+                    let (tx, ty) = (boxes[t].x, boxes[t].y);
+                    let e = &mut boxes[i];
+                    (e.vx, e.vy) = seek_one(e.x, e.y, e.vx, e.vy, tx, ty, dt);
+                }
+            }
+            return;
+        }
+        let scratch = &mut self.seek_scratch;
+        scratch.resize(boxes.len(), [S::ZERO; 2]);
+        let shared = &*boxes;
+        seek_into(
+            threads,
+            scratch,
+            dt,
+            |i| [shared[i].x, shared[i].y, shared[i].vx, shared[i].vy],
+            |i| targets.target_of(i),
+            |t| [shared[t].x, shared[t].y],
+        );
+        let c = chunk_len(threads, boxes.len());
+        for_each_part(
+            threads,
+            boxes.chunks_mut(c).zip(scratch.chunks(c)),
+            |(boxes, velocities)| {
+                for (e, &[vx, vy]) in boxes.iter_mut().zip(velocities) {
+                    (e.vx, e.vy) = (vx, vy);
+                }
+            },
+        );
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.targets.set(first, targets);
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        self.targets.target_of(index).map(|t| self.ids[t])
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        let e = &mut self.boxes[index];
+        (e.vx, e.vy) = (vx, vy);
     }
 
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
@@ -159,7 +227,9 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
             payload_bytes: self.len() as u64 * (entity as u64 + id),
             allocated_bytes: self.boxes.capacity() as u64 * size_of::<Box<EntityState<S>>>() as u64
                 + self.ids.capacity() as u64 * id
-                + self.len() as u64 * glibc_malloc_chunk_bytes(entity),
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
+                + self.targets.allocated_bytes()
+                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
         }
     }
 }

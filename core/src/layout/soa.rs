@@ -3,17 +3,22 @@
 //! stream per field read, which stops being free past the prefetcher's stream limit (the JS
 //! study's 20-field reversal), and eight scattered reads to fetch one whole entity.
 //! Reproduces the studies' "SoA" / "ECS (SoA)" rows.
+//!
+//! Seeking another entity goes through a generational handle ([`Targets`]: handle -> slot ->
+//! dense index), then reads `x` and `y` from two columns: three scattered reads where an
+//! array of structs needs two.
 
 use std::ops::Range;
 
 use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
+use crate::layout::slots::Targets;
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, PointSink, SinkPart, point_bytes, sink_chunks};
+use crate::workload::{EntityState, PointSink, SinkPart, point_bytes, seek_one, sink_chunks};
 
 #[derive(Default)]
 pub struct Soa<S> {
@@ -26,6 +31,8 @@ pub struct Soa<S> {
     energy: Vec<S>,
     regen: Vec<S>,
     armor: Vec<S>,
+    /// Each entity's target, as a handle that survives swap-removes.
+    targets: Targets,
     tier: SimdTier,
 }
 
@@ -82,6 +89,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
+        self.targets.try_reserve(additional)?;
         for column in self.columns_mut() {
             column.try_reserve(additional)?;
         }
@@ -90,6 +98,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         self.ids.extend_from_slice(ids);
+        self.targets.push(ids.len());
         for (f, column) in self.columns_mut().into_iter().enumerate() {
             column.extend(states.iter().map(|s| s.to_array()[f]));
         }
@@ -97,6 +106,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn swap_remove(&mut self, index: usize) {
         self.ids.swap_remove(index);
+        self.targets.swap_remove(index);
         for column in self.columns_mut() {
             column.swap_remove(index);
         }
@@ -104,6 +114,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
+        self.targets.truncate(len);
         for column in self.columns_mut() {
             column.truncate(len);
         }
@@ -112,6 +123,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
     fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
+        self.targets.release_unused();
         for column in self.columns_mut() {
             shrink_if_sparse(column);
         }
@@ -143,6 +155,31 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         for_each_part(threads, parts, |(energy, regen)| {
             regen_columns(tier, energy, regen, dt);
         });
+    }
+
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let (x, y, targets) = (&self.x, &self.y, &self.targets);
+        let parts = self.vx.chunks_mut(c).zip(self.vy.chunks_mut(c)).enumerate();
+        for_each_part(threads, parts, |(part, (vx, vy))| {
+            for (i, (vx, vy)) in (part * c..).zip(vx.iter_mut().zip(vy)) {
+                if let Some(t) = targets.target_of(i) {
+                    (*vx, *vy) = seek_one(x[i], y[i], *vx, *vy, x[t], y[t], dt);
+                }
+            }
+        });
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.targets.set(first, targets);
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        self.targets.target_of(index).map(|t| self.ids[t])
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        (self.vx[index], self.vy[index]) = (vx, vy);
     }
 
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
@@ -185,6 +222,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         MemoryUse {
             payload_bytes: self.len() as u64 * (8 * field + id),
             allocated_bytes: self.ids.capacity() as u64 * id
+                + self.targets.allocated_bytes()
                 + self
                     .columns()
                     .iter()

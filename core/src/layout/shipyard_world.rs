@@ -16,10 +16,16 @@
 //!   the idiomatic `par_iter`.
 //!
 //! The components are the same structs the Bevy layouts store.
+//!
+//! Seeking: each entity holds its target as a shipyard `EntityId` in a component
+//! ([`ShipyardTarget`]), read through the positions' sparse set (`Get` on a `View`, which checks
+//! the entity's generation). The idiomatic system iterates `(&positions, &mut velocities,
+//! &targets)`; the tuned one walks the velocities' packed array alone beside the other two's
+//! packed values, as its move does.
 
 use std::ops::Range;
 
-use shipyard::{EntityId, IntoIter, View, ViewMut, World, track};
+use shipyard::{EntityId, Get, IntoIter, View, ViewMut, World, track};
 
 use crate::layout::ecs::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
@@ -32,7 +38,7 @@ use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::{self, Kernel, SimdTier};
 use crate::threads::Threads;
-use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one};
+use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one, seek_one};
 
 type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
@@ -52,6 +58,28 @@ shipyard_component!(Position, Velocity, Health, Energy, Regen, Armor);
 
 impl<K: Storage> shipyard::Component for OurId<K> {
     type Tracking = track::Untracked;
+}
+
+/// The entity this one seeks, as shipyard code holds another entity (none for a seeker without a
+/// target).
+pub struct ShipyardTarget(pub Option<EntityId>);
+
+impl shipyard::Component for ShipyardTarget {
+    type Tracking = track::Untracked;
+}
+
+/// The seek system for one entity: the target's position through the positions' sparse set.
+#[inline]
+fn seek_through<S: Scalar>(
+    positions: &View<'_, Pos<S>>,
+    p: &Pos<S>,
+    v: &mut Vel<S>,
+    target: &ShipyardTarget,
+    dt: S,
+) {
+    if let Some(t) = target.0.and_then(|e| positions.get(e).ok()) {
+        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+    }
 }
 
 /// The seven views a read of whole entities borrows.
@@ -172,6 +200,7 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
                 Ene::<S>::new(s.energy),
                 Reg::<S>::new(s.regen),
                 Arm::<S>::new(s.armor),
+                ShipyardTarget(None),
             )
         });
         let spawned: Vec<EntityId> = self.world.bulk_add_entity(bundles).collect();
@@ -260,6 +289,67 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
             });
     }
 
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let packed = self.tuned && threads == Threads::One;
+        self.world.run(
+            |positions: View<Pos<S>>,
+             mut velocities: ViewMut<Vel<S>>,
+             targets: View<ShipyardTarget>| {
+                if packed {
+                    let own = positions.as_slice();
+                    let held = targets.as_slice();
+                    for ((v, p), target) in (&mut velocities).iter().zip(own).zip(held) {
+                        seek_through(&positions, p, v, target, dt);
+                    }
+                    return;
+                }
+                let step = |(p, v, target): (&Pos<S>, &mut Vel<S>, &ShipyardTarget)| {
+                    seek_through(&positions, p, v, target, dt);
+                };
+                match threads {
+                    Threads::One => (&positions, &mut velocities, &targets)
+                        .iter()
+                        .for_each(step),
+                    Threads::All => {
+                        use rayon::iter::ParallelIterator;
+                        (&positions, &mut velocities, &targets)
+                            .par_iter()
+                            .for_each(step);
+                    }
+                }
+            },
+        );
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        let entities = self.entities.as_slice();
+        self.world.run(|mut held: ViewMut<ShipyardTarget>| {
+            for (&seeker, target) in entities[first..].iter().zip(targets) {
+                if let Ok(mut t) = (&mut held).get(seeker) {
+                    t.0 = target.map(|t| entities[t]);
+                }
+            }
+        });
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        let (held, ids) = self
+            .world
+            .borrow::<(View<ShipyardTarget>, View<OurId<InTable>>)>()
+            .expect("nothing else borrows the storages");
+        let target = (&held).get(self.entities.get(index)).ok()?.0?;
+        (&ids).get(target).ok().map(|id| id.0)
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        let entity = self.entities.get(index);
+        self.world.run(|mut velocities: ViewMut<Vel<S>>| {
+            if let Ok(mut v) = (&mut velocities).get(entity) {
+                (v.x, v.y) = (vx, vy);
+            }
+        });
+    }
+
     /// The positions' packed array, each entity's health found through the sparse index: one
     /// pass on one thread (shipyard's parallel iterator cannot write into our sink's chunks).
     fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
@@ -323,6 +413,6 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
 /// component the value, the packed array's `EntityId` and the sparse index's `EntityId` (8 B
 /// each), plus the entity's own record and our list's handle.
 pub fn bytes_per_entity<S: Scalar>() -> usize {
-    let components = size_of::<EntityState<S>>() + size_of::<u64>();
-    components + 7 * 2 * size_of::<EntityId>() + 2 * size_of::<EntityId>()
+    let components = size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<ShipyardTarget>();
+    components + 8 * 2 * size_of::<EntityId>() + 2 * size_of::<EntityId>()
 }

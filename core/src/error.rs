@@ -57,6 +57,9 @@ pub enum SimError {
         limit: String,
     },
 
+    #[error("seek cannot run on the {layout} layout: {reason}; nothing was changed")]
+    SeekUnavailable { layout: String, reason: String },
+
     #[error("{requested} entities in the {layout} layout: {reason}; nothing was changed")]
     DeviceOutOfMemory {
         requested: usize,

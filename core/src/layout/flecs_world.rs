@@ -15,6 +15,15 @@
 //! On all cores the world gets one worker thread per core (`World::set_threads`) and flecs
 //! splits each table among them; on one thread it has none. The components are the same structs
 //! the Bevy layouts store (flecs' derive is on them too).
+//!
+//! Seeking: each entity holds its target as a flecs `Entity` in a component ([`FlecsTarget`]).
+//! Both forms read the target's position with `EntityView::try_get` after `World::is_alive`
+//! (flecs recycles ids, so a dead target's id is told apart by its generation); the idiomatic
+//! system runs `each_entity`, the tuned one `run` over the seekers' field slices. Seek runs on
+//! the calling thread whatever the thread setting (`System::run`): the same lookups from flecs'
+//! worker threads corrupted the world here (a pipeline destructor recursing until the stack
+//! overflowed, targets found alive after their entity was deleted), which the binding's
+//! per-lookup table locks do not prevent.
 
 use std::ops::Range;
 use std::sync::Mutex;
@@ -34,7 +43,7 @@ use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, core_count};
-use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one};
+use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one, seek_one};
 
 type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
@@ -51,12 +60,19 @@ struct Step<S: Scalar> {
     tier: SimdTier,
 }
 
+/// The entity this one seeks, as flecs code holds another entity (none for a seeker without a
+/// target).
+#[derive(Component, Clone, Copy)]
+pub struct FlecsTarget(Option<Entity>);
+
 /// The phases that put each system in a pipeline of its own, so that `move` and `regen` run
 /// (and are timed) apart, as in every other layout.
 #[derive(Component)]
 struct MovePhase;
 #[derive(Component)]
 struct RegenPhase;
+#[derive(Component)]
+struct SeekPhase;
 
 pub struct FlecsLayout<S: Scalar> {
     tuned: bool,
@@ -65,6 +81,8 @@ pub struct FlecsLayout<S: Scalar> {
     world: Mutex<World>,
     move_pipeline: Entity,
     regen_pipeline: Entity,
+    /// The seek system, run on its own (`System::run`), never by a pipeline's workers.
+    seek_system: Entity,
     entities: Listed<Entity>,
     /// The worker threads the world has now: 1 for none.
     worker_threads: i32,
@@ -91,7 +109,10 @@ impl<S: Scalar> FlecsLayout<S> {
         };
         let move_phase = world.component::<MovePhase>().id();
         let regen_phase = world.component::<RegenPhase>().id();
+        let seek_phase = world.component::<SeekPhase>().id();
+        let seek_system;
         let (move_pipeline, regen_pipeline) = (pipeline_of(move_phase), pipeline_of(regen_phase));
+
         if tuned {
             world
                 .system::<(&mut Pos<S>, &Vel<S>, &Step<S>)>()
@@ -130,7 +151,35 @@ impl<S: Scalar> FlecsLayout<S> {
                         );
                     }
                 });
+            seek_system = world
+                .system::<(&Pos<S>, &mut Vel<S>, &FlecsTarget, &Step<S>)>()
+                .kind(seek_phase)
+                .run(|mut it| {
+                    while it.next() {
+                        let step = *it.field::<Step<S>>(3).get(0).expect("the singleton");
+                        let own = it.field::<Pos<S>>(0);
+                        let mut velocities = it.field_mut::<Vel<S>>(1);
+                        let targets = it.field::<FlecsTarget>(2);
+                        let world = it.world();
+                        for ((v, p), target) in velocities
+                            .as_mut_slice()
+                            .iter_mut()
+                            .zip(own.as_slice())
+                            .zip(targets.as_slice())
+                        {
+                            seek_through(world, p, v, target.0, step.dt);
+                        }
+                    }
+                })
+                .id();
         } else {
+            seek_system = world
+                .system::<(&Pos<S>, &mut Vel<S>, &FlecsTarget, &Step<S>)>()
+                .kind(seek_phase)
+                .each_entity(|e, (p, v, target, step)| {
+                    seek_through(e.world(), p, v, target.0, step.dt);
+                })
+                .id();
             world
                 .system::<(&mut Pos<S>, &Vel<S>, &Step<S>)>()
                 .kind(move_phase)
@@ -149,6 +198,7 @@ impl<S: Scalar> FlecsLayout<S> {
             world: Mutex::new(world),
             move_pipeline,
             regen_pipeline,
+            seek_system,
             entities: Listed::default(),
             worker_threads: 1,
             tier: SimdTier::Baseline,
@@ -225,24 +275,43 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
             .try_reserve(additional, bytes_per_entity::<S>())?)
     }
 
+    /// flecs' bulk creation (`ecs_bulk_init` through `entity_bulk`): every entity of the batch
+    /// created straight into the table of all seven components, one column copy each. An entity
+    /// filled with one `set` per component moves to another table at every `set` (seven table
+    /// moves; 0.4M entities/s, measured by `bench --only peers`), which froze a switch into flecs
+    /// at 1M for over 300 ms a frame.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
+        if ids.is_empty() {
+            return;
+        }
         let world = self
             .world
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let spawned = ids.iter().zip(states).map(|(&id, s)| {
-            world
-                .entity()
-                .set(OurId::<InTable>::new(id))
-                .set(Pos::<S>::new(s.x, s.y))
-                .set(Vel::<S>::new(s.vx, s.vy))
-                .set(Hp::<S>::new(s.hp))
-                .set(Ene::<S>::new(s.energy))
-                .set(Reg::<S>::new(s.regen))
-                .set(Arm::<S>::new(s.armor))
-                .id()
-        });
-        self.entities.extend(spawned.collect::<Vec<_>>());
+        let our_ids: Vec<OurId<InTable>> = ids.iter().map(|&id| OurId::new(id)).collect();
+        let positions: Vec<Pos<S>> = states.iter().map(|s| Pos::new(s.x, s.y)).collect();
+        let velocities: Vec<Vel<S>> = states.iter().map(|s| Vel::new(s.vx, s.vy)).collect();
+        let hps: Vec<Hp<S>> = states.iter().map(|s| Hp::new(s.hp)).collect();
+        let energies: Vec<Ene<S>> = states.iter().map(|s| Ene::new(s.energy)).collect();
+        let regens: Vec<Reg<S>> = states.iter().map(|s| Reg::new(s.regen)).collect();
+        let armors: Vec<Arm<S>> = states.iter().map(|s| Arm::new(s.armor)).collect();
+        let targets = vec![FlecsTarget(None); ids.len()];
+        // flecs counts a bulk in `i32`; a push is at most one of the swarm's batches (64 Ki).
+        for start in (0..ids.len()).step_by(i32::MAX as usize) {
+            let end = ids.len().min(start + i32::MAX as usize);
+            let mut bulk = world.entity_bulk((end - start) as u32);
+            let spawned = bulk
+                .set(&our_ids[start..end])
+                .set(&positions[start..end])
+                .set(&velocities[start..end])
+                .set(&hps[start..end])
+                .set(&energies[start..end])
+                .set(&regens[start..end])
+                .set(&armors[start..end])
+                .set(&targets[start..end])
+                .build();
+            self.entities.extend(spawned);
+        }
     }
 
     fn swap_remove(&mut self, index: usize) {
@@ -276,6 +345,48 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
 
     fn step_regen(&mut self, dt: S, threads: Threads) {
         self.run_pipeline(self.regen_pipeline, dt, threads);
+    }
+
+    fn step_seek(&mut self, dt: S, _threads: Threads) {
+        let (tier, system) = (self.tier, self.seek_system);
+        let world = self.world_here();
+        world.set(Step { dt, tier });
+        world
+            .system_from(world.entity_from_id(system))
+            .run_dt(dt.to_f64() as f32);
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        let entities = self.entities.as_slice();
+        let world = self
+            .world
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (&seeker, target) in entities[first..].iter().zip(targets) {
+            world
+                .entity_from_id(seeker)
+                .set(FlecsTarget(target.map(|t| entities[t])));
+        }
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        let world = self.world_locked();
+        let target = world
+            .entity_from_id(self.entities.get(index))
+            .try_get::<&FlecsTarget>(|t| t.0)??;
+        if !world.is_alive(target) {
+            return None;
+        }
+        world
+            .entity_from_id(target)
+            .try_get::<&OurId<InTable>>(|id| id.0)
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        let entity = self.entities.get(index);
+        self.world_here()
+            .entity_from_id(entity)
+            .get::<&mut Vel<S>>(|v| (v.x, v.y) = (vx, vy));
     }
 
     /// Table by table, on the calling thread: each table's columns as slices into the sink.
@@ -344,9 +455,68 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
     }
 }
 
+/// The seek system for one entity: `target`'s position, if it is alive, through flecs' own lookup.
+fn seek_through<S: Scalar>(
+    world: WorldRef<'_>,
+    p: &Pos<S>,
+    v: &mut Vel<S>,
+    target: Option<Entity>,
+    dt: S,
+) {
+    let Some(target) = target.filter(|&t| world.is_alive(t)) else {
+        return;
+    };
+    world.entity_from_id(target).try_get::<&Pos<S>>(|t| {
+        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, t.x, t.y, dt);
+    });
+}
+
 /// What flecs stores per entity for our seven components, counted from its design: the values
 /// (no change ticks), the table's entity column (`u64`), the entity index's dense id and its
 /// record (table, row, and a dense index: 24 B), plus our list's handle.
 pub fn bytes_per_entity<S: Scalar>() -> usize {
-    size_of::<EntityState<S>>() + size_of::<u64>() + 8 + 8 + 24 + size_of::<Entity>()
+    size_of::<EntityState<S>>()
+        + size_of::<u64>()
+        + size_of::<FlecsTarget>()
+        + 8
+        + 8
+        + 24
+        + size_of::<Entity>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{SpawnPattern, spawn_range};
+
+    /// Handles through flecs' recycled ids: a removed target is found gone, a kept one found.
+    #[test]
+    fn targets_survive_removals_and_die_with_their_entity() {
+        for tuned in [false, true] {
+            let mut layout = FlecsLayout::<f32>::new(tuned);
+            let mut states = Vec::new();
+            spawn_range(SpawnPattern::default(), 1, 0, 300, &mut states);
+            let ids: Vec<u64> = (0..300).collect();
+            layout.push(&ids, &states);
+            let targets: Vec<Option<usize>> = (0..300).map(|i| (i > 0).then(|| i / 2)).collect();
+            layout.set_targets(0, &targets);
+            assert_eq!(layout.target_at(299), Some(149));
+            assert_eq!(layout.target_at(10), Some(5));
+            // Remove entity 149 (logical index 149): the last (299) moves into its place.
+            layout.swap_remove(149);
+            assert_eq!(
+                layout.target_at(149),
+                None,
+                "299's target was 149, now gone"
+            );
+            assert_eq!(layout.target_at(10), Some(5));
+            // New entities recycle the freed id; the old handle must stay dead.
+            layout.push(&[300, 301], &states[..2]);
+            assert_eq!(layout.target_at(149), None);
+            layout.step_seek(0.016, Threads::One);
+            layout.step_seek(0.016, Threads::All);
+            layout.truncate(100);
+            assert_eq!(layout.target_at(10), Some(5));
+        }
+    }
 }

@@ -1,6 +1,7 @@
-//! The one workload every layout runs: what an entity is, how entity *i* is born, and the per-entity
-//! math of the two systems. Layouts call these functions; none of them re-types a formula, so a
-//! difference in speed can only come from where the bytes live.
+//! The one workload every layout runs: what an entity is, how entity *i* is born, which entity it
+//! seeks, and the per-entity math of the three systems (`move_one`, `regen_one`, `seek_one`).
+//! Layouts call these functions; none of them re-types a formula, so a difference in speed can
+//! only come from where the bytes live.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -127,15 +128,81 @@ impl SpawnPattern {
     }
 }
 
+/// Which systems a frame runs. `move` and `regen` stream over each entity's own fields (the
+/// pattern data-oriented layouts always win); `seek` reads another entity by handle, the other
+/// side of the coin. Order within a frame: seek, move, regen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Systems {
+    /// `move + regen`: what the app was built around, and its default.
+    #[default]
+    MoveRegen,
+    /// `move + regen + seek`.
+    WithSeek,
+}
+
+impl Systems {
+    pub const BOTH: [Systems; 2] = [Systems::MoveRegen, Systems::WithSeek];
+
+    /// As reports, CSV and the panel name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Systems::MoveRegen => "move+regen",
+            Systems::WithSeek => "move+regen+seek",
+        }
+    }
+
+    /// Whether the seek system runs.
+    pub fn seeks(self) -> bool {
+        self == Systems::WithSeek
+    }
+
+    pub fn with_seek(seek: bool) -> Self {
+        if seek {
+            Systems::WithSeek
+        } else {
+            Systems::MoveRegen
+        }
+    }
+}
+
 /// Streams in the [`SpawnPattern::Streams`] pattern; each has its own heading, speed and color.
 pub const STREAMS: usize = 12;
 /// Clumps along each stream: what makes motion along a stream visible.
 pub const CLUMPS: usize = 5;
-/// The share of entities born outside any stream (a faint haze over the whole world).
-pub const DRIFTER_SHARE: f64 = 1.0 / 13.0;
+/// The share of entities born outside any stream (a faint haze over the whole world): one group
+/// in `STREAMS + 1` ([`group_of`]).
+pub const DRIFTER_SHARE: f64 = 1.0 / (STREAMS + 1) as f64;
 /// Random draws per entity, each one `random_range` call: a fixed count, so entity `id` starts
 /// at a known position of the generator's stream whatever the pattern.
 const DRAWS_PER_ENTITY: u128 = 11;
+
+/// The groups of the [`SpawnPattern::Streams`] pattern: one per clump of each stream, and
+/// [`CLUMPS`] of drifters. Entity `id` is born in group `id % GROUPS`, so the entities of one
+/// group are exactly `GROUPS` ids apart: which lets [`target_of`] pick a target in the seeker's
+/// own clump (the world stays legible while everyone seeks) that lives anywhere in storage (the
+/// random access is real), as a pure function of the id.
+pub const GROUPS: u64 = ((STREAMS + 1) * CLUMPS) as u64;
+
+/// Entity `id`'s group ([`GROUPS`]): its stream (`STREAMS` for a drifter) and clump.
+#[inline]
+pub fn group_of(id: u64) -> (usize, usize) {
+    let group = (id % GROUPS) as usize;
+    (group / CLUMPS, group % CLUMPS)
+}
+
+/// The entity that entity `id` seeks: an earlier id of its own group, drawn uniformly from all of
+/// them (so over a population the distance in storage between seeker and target spreads over the
+/// whole storage), or none for the first entity of each group. A pure function of the seed and
+/// the id, the same in every layout; whether that entity is still alive is the layout's to find
+/// out through the handle it holds.
+pub fn target_of(seed: u64, id: u64) -> Option<u64> {
+    let earlier = id / GROUPS;
+    if earlier == 0 {
+        return None;
+    }
+    let pick = 1 + mix(seed ^ mix(id ^ 0x7A26_E7A5_EE4E_5EED)) % earlier;
+    Some(id - pick * GROUPS)
+}
 
 /// One stream of the pattern, a pure function of the seed.
 #[derive(Clone, Copy, Debug)]
@@ -204,8 +271,8 @@ pub fn spawn_range<S: Scalar>(
     let words_per_draw = (size_of::<S>() / 4) as u128;
     rng.set_word_pos(u128::from(first_id) * DRAWS_PER_ENTITY * words_per_draw);
     let streams = streams(seed);
-    out.extend((0..count).map(|_| match pattern {
-        SpawnPattern::Streams => spawn_in_stream(&mut rng, &streams),
+    out.extend((first_id..first_id + count as u64).map(|id| match pattern {
+        SpawnPattern::Streams => spawn_in_stream(&mut rng, &streams, id),
         SpawnPattern::Uniform => spawn_uniform(&mut rng),
     }));
 }
@@ -257,8 +324,14 @@ fn spawn_uniform<S: Scalar>(rng: &mut ChaCha8Rng) -> EntityState<S> {
     finish(rng, x, y, vx, vy, hp)
 }
 
-fn spawn_in_stream<S: Scalar>(rng: &mut ChaCha8Rng, streams: &[Stream; STREAMS]) -> EntityState<S> {
-    let pick = draw::<S>(rng, 0.0, 1.0).to_f64();
+fn spawn_in_stream<S: Scalar>(
+    rng: &mut ChaCha8Rng,
+    streams: &[Stream; STREAMS],
+    id: u64,
+) -> EntityState<S> {
+    // The stream and clump are the id's group; this draw is kept so that every later draw stays
+    // where it was (the generator's position is a function of the id alone).
+    let _unused = draw::<S>(rng, 0.0, 1.0);
     let clump = draw::<S>(rng, 0.0, 1.0).to_f64();
     // Sums of two uniforms: clumps and streams thin out toward their edges instead of ending in
     // hard rectangles.
@@ -266,7 +339,8 @@ fn spawn_in_stream<S: Scalar>(rng: &mut ChaCha8Rng, streams: &[Stream; STREAMS])
     let across = draw_signed::<S>(rng) + draw_signed::<S>(rng);
     let jitter = draw_signed::<S>(rng);
     let hp_jitter = draw_signed::<S>(rng);
-    if pick < DRIFTER_SHARE {
+    let (k, c) = group_of(id);
+    if k == STREAMS {
         // A drifter: anywhere, any heading, any color; the stream draws are reused as its own.
         return finish(
             rng,
@@ -277,10 +351,7 @@ fn spawn_in_stream<S: Scalar>(rng: &mut ChaCha8Rng, streams: &[Stream; STREAMS])
             S::from_f64(100.0 + 25.0 * along),
         );
     }
-    let k = (((pick - DRIFTER_SHARE) / (1.0 - DRIFTER_SHARE) * STREAMS as f64) as usize)
-        .min(STREAMS - 1);
     let s = &streams[k];
-    let c = ((clump * CLUMPS as f64) as usize).min(CLUMPS - 1);
     let along = c as f64 * s.clump_spacing + along * s.clump_half_length;
     let across = across * s.half_width;
     let [hx, hy] = s.heading;
@@ -342,6 +413,56 @@ pub fn regen_one<S: Scalar>(energy: S, regen: S, dt: S) -> S {
     let e = energy + regen * dt;
     let max = S::from_f64(MAX_ENERGY);
     if e > max { max } else { e }
+}
+
+/// How hard a seeker steers toward its target: velocity gained per second per world unit of
+/// distance (a spring; a clump-mate 20 units away pulls at 12 units/s²), gentle enough that a
+/// stream keeps its heading and a clump its shape, drawing together as it travels.
+pub const SEEK_GAIN: f64 = 0.6;
+/// The fastest a seeker may go along each axis, in world units per second: the pull of a target
+/// across the world cannot run away (stream speeds go up to 140, drifters' up to 120 an axis).
+pub const MAX_SEEK_SPEED: f64 = 240.0;
+
+/// The shortest way from one coordinate to another across the wrapping world: `d` in
+/// `(-extent, extent)` folded into `[-extent/2, extent/2]`.
+#[inline(always)]
+fn shortest<S: Scalar>(d: S, extent: S, half: S) -> S {
+    if d > half {
+        d - extent
+    } else if d < S::ZERO - half {
+        d + extent
+    } else {
+        d
+    }
+}
+
+#[inline(always)]
+fn clamp_speed<S: Scalar>(v: S, max: S) -> S {
+    if v > max {
+        max
+    } else if v < S::ZERO - max {
+        S::ZERO - max
+    } else {
+        v
+    }
+}
+
+/// The seek system for one entity: steer toward the target's position `(tx, ty)` (the shortest
+/// way across the wrapping world), within [`MAX_SEEK_SPEED`] on each axis. Writes only the
+/// seeker's own velocity, and reads no velocity: every seeker can run at once, in any order.
+#[inline(always)]
+pub fn seek_one<S: Scalar>(x: S, y: S, vx: S, vy: S, tx: S, ty: S, dt: S) -> (S, S) {
+    let (w, h) = (S::from_f64(WORLD_WIDTH), S::from_f64(WORLD_HEIGHT));
+    let (half_w, half_h) = (
+        S::from_f64(WORLD_WIDTH / 2.0),
+        S::from_f64(WORLD_HEIGHT / 2.0),
+    );
+    let pull = S::from_f64(SEEK_GAIN) * dt;
+    let max = S::from_f64(MAX_SEEK_SPEED);
+    (
+        clamp_speed(vx + shortest(tx - x, w, half_w) * pull, max),
+        clamp_speed(vy + shortest(ty - y, h, half_h) * pull, max),
+    )
 }
 
 /// The renderer's 4-byte point: x in [`POINT_X_BITS`] bits and y in [`POINT_Y_BITS`] bits,

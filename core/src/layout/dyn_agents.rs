@@ -8,22 +8,35 @@
 //! compiler cannot merge them into one function. Entity `id`'s kind is a hash of its id, so K = 12
 //! puts twelve targets on the call site in an order the branch predictor cannot learn. Every kind
 //! runs the same `move_one` / `regen_one`, so results are identical.
+//!
+//! Seeking is virtual too: each agent is asked for its target's position (`position()`) and then
+//! told to steer (`seek_step()`). The target is held as `boxed` holds it, a generational handle
+//! ([`Targets`]), for the same reason (safe Rust's pointer with a lifetime is `Rc`/`Weak`).
 
 use std::ops::Range;
 
 use crate::layout::regions::{Field, Region};
+use crate::layout::seeking::seek_into;
+use crate::layout::slots::Targets;
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, mix, move_one, pack_point, regen_one, sink_chunks,
+    EntityState, PointSink, SinkPart, mix, move_one, pack_point, regen_one, seek_one, sink_chunks,
 };
 
 /// The object-oriented entity interface: each kind knows how to update itself.
 pub trait Agent<S: Scalar>: Send + Sync {
     fn move_step(&mut self, dt: S);
     fn regen_step(&mut self, dt: S);
+    /// Steers toward a target at `target` (x, y).
+    fn seek_step(&mut self, target: [S; 2], dt: S);
+    /// Where this agent is: what a seeker asks of its target.
+    fn position(&self) -> [S; 2];
+    /// Position and velocity, `[x, y, vx, vy]`.
+    fn motion(&self) -> [S; 4];
+    fn set_velocity(&mut self, vx: S, vy: S);
     /// The renderer's packed point (position and hp).
     fn point(&self) -> u32;
     fn state(&self) -> EntityState<S>;
@@ -74,6 +87,25 @@ impl<S: Scalar, const KIND: usize> Agent<S> for Kind<S, KIND> {
         f[Self::ENERGY] = regen_one(f[Self::ENERGY], f[Self::REGEN], dt);
     }
 
+    fn seek_step(&mut self, [tx, ty]: [S; 2], dt: S) {
+        let f = &mut self.fields;
+        (f[Self::VX], f[Self::VY]) =
+            seek_one(f[Self::X], f[Self::Y], f[Self::VX], f[Self::VY], tx, ty, dt);
+    }
+
+    fn position(&self) -> [S; 2] {
+        [self.fields[Self::X], self.fields[Self::Y]]
+    }
+
+    fn motion(&self) -> [S; 4] {
+        let f = &self.fields;
+        [f[Self::X], f[Self::Y], f[Self::VX], f[Self::VY]]
+    }
+
+    fn set_velocity(&mut self, vx: S, vy: S) {
+        (self.fields[Self::VX], self.fields[Self::VY]) = (vx, vy);
+    }
+
     fn point(&self) -> u32 {
         let f = &self.fields;
         pack_point(f[Self::X], f[Self::Y], f[Self::HP])
@@ -120,6 +152,10 @@ pub struct DynAgents<S> {
     blocks: Option<u64>,
     ids: Vec<u64>,
     agents: Vec<Box<dyn Agent<S>>>,
+    /// Each entity's target, as a handle that survives swap-removes.
+    targets: Targets,
+    /// Seeking on all cores: the new velocities, before they are written back.
+    seek_scratch: Vec<[S; 2]>,
     /// The most entities held: after shrinking far below it, the boxes are compacted.
     high_water: usize,
 }
@@ -136,8 +172,26 @@ impl<S: Scalar> DynAgents<S> {
             blocks: None,
             ids: Vec::new(),
             agents: Vec::new(),
+            targets: Targets::default(),
+            seek_scratch: Vec::new(),
             high_water: 0,
         }
+    }
+
+    /// The agents for `ids` in their states, each of its id's kind.
+    fn make_agents<'a>(
+        &self,
+        ids: &'a [u64],
+        states: &'a [EntityState<S>],
+    ) -> impl Iterator<Item = Box<dyn Agent<S>>> + 'a {
+        let (kinds, blocks) = (self.kinds, self.blocks);
+        ids.iter().zip(states).map(move |(&id, s)| {
+            let kind = match blocks {
+                Some(per_block) => (id / per_block).min(u64::from(kinds) - 1),
+                None => kind_of(kinds, id),
+            };
+            make_agent(kind, s)
+        })
     }
 }
 
@@ -164,6 +218,7 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
         self.agents.try_reserve(additional)?;
+        self.targets.try_reserve(additional)?;
         // The boxes come one by one later, and a failed `Box::new` aborts: ask for them now.
         let chunk = glibc_malloc_chunk_bytes(size_of::<[S; 8]>()) as usize;
         Ok(can_allocate(additional.saturating_mul(chunk))?)
@@ -171,25 +226,21 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         self.ids.extend_from_slice(ids);
-        let kinds = self.kinds;
-        let blocks = self.blocks;
-        self.agents.extend(ids.iter().zip(states).map(|(&id, s)| {
-            let kind = match blocks {
-                Some(per_block) => (id / per_block).min(u64::from(kinds) - 1),
-                None => kind_of(kinds, id),
-            };
-            make_agent(kind, s)
-        }));
+        self.targets.push(ids.len());
+        let agents: Vec<_> = self.make_agents(ids, states).collect();
+        self.agents.extend(agents);
         self.high_water = self.high_water.max(self.agents.len());
     }
 
     fn swap_remove(&mut self, index: usize) {
         self.ids.swap_remove(index);
+        self.targets.swap_remove(index);
         self.agents.swap_remove(index);
     }
 
     fn truncate(&mut self, len: usize) {
         self.ids.truncate(len);
+        self.targets.truncate(len);
         self.agents.truncate(len);
         self.release_unused();
     }
@@ -197,12 +248,16 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn release_unused(&mut self) {
         shrink_if_sparse(&mut self.ids);
         shrink_if_sparse(&mut self.agents);
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
         if compaction_due(self.agents.len(), &mut self.high_water) {
-            let ids = std::mem::take(&mut self.ids);
+            // The same entities in the same logical order: their targets stand as they are.
             let states: Vec<EntityState<S>> = self.agents.iter().map(|a| a.state()).collect();
             self.agents = Vec::new();
             release_to_os();
-            self.push(&ids, &states);
+            let ids = std::mem::take(&mut self.ids);
+            self.agents = self.make_agents(&ids, &states).collect();
+            self.ids = ids;
         }
     }
 
@@ -222,6 +277,52 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
                 agent.regen_step(dt);
             }
         });
+    }
+
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let (agents, targets) = (&mut self.agents, &self.targets);
+        if threads == Threads::One {
+            for i in 0..agents.len() {
+                if let Some(t) = targets.target_of(i) {
+                    let target = agents[t].position();
+                    agents[i].seek_step(target, dt);
+                }
+            }
+            return;
+        }
+        let scratch = &mut self.seek_scratch;
+        scratch.resize(agents.len(), [S::ZERO; 2]);
+        let shared = &*agents;
+        seek_into(
+            threads,
+            scratch,
+            dt,
+            |i| shared[i].motion(),
+            |i| targets.target_of(i),
+            |t| shared[t].position(),
+        );
+        let c = chunk_len(threads, agents.len());
+        for_each_part(
+            threads,
+            agents.chunks_mut(c).zip(scratch.chunks(c)),
+            |(agents, velocities)| {
+                for (agent, &[vx, vy]) in agents.iter_mut().zip(velocities) {
+                    agent.set_velocity(vx, vy);
+                }
+            },
+        );
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.targets.set(first, targets);
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        self.targets.target_of(index).map(|t| self.ids[t])
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        self.agents[index].set_velocity(vx, vy);
     }
 
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
@@ -252,7 +353,9 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
             payload_bytes: self.len() as u64 * (entity as u64 + id),
             allocated_bytes: self.agents.capacity() as u64 * size_of::<Box<dyn Agent<S>>>() as u64
                 + self.ids.capacity() as u64 * id
-                + self.len() as u64 * glibc_malloc_chunk_bytes(entity),
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
+                + self.targets.allocated_bytes()
+                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
         }
     }
 }
