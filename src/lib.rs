@@ -42,6 +42,7 @@ pub mod counters;
 pub mod driver;
 #[cfg(feature = "gpu")]
 pub mod gpu;
+pub mod id_index;
 pub mod pace;
 pub mod renderer;
 pub mod script;

@@ -18,6 +18,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
+use crate::id_index::IdIndex;
+
 use crate::catalog::{self, capacity_limit};
 use crate::error::SimError;
 use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
@@ -92,7 +94,7 @@ pub struct Swarm<S: Scalar> {
     /// becomes the logical index a layout turns into a handle. Kept whether seek runs or not, so
     /// that turning it on never stalls.
     ids: Vec<u64>,
-    index: FxHashMap<u64, u32>,
+    index: IdIndex,
     /// Threads freeing layouts that switches replaced.
     freeing: Vec<JoinHandle<()>>,
     /// The SIMD tier every layout this swarm builds runs its kernels on.
@@ -114,7 +116,7 @@ impl<S: Scalar> Swarm<S> {
             id_buffer: Vec::new(),
             target_buffer: Vec::new(),
             ids: Vec::new(),
-            index: FxHashMap::default(),
+            index: IdIndex::default(),
             freeing: Vec::new(),
             simd: SimdTier::Baseline,
         })
@@ -209,10 +211,10 @@ impl<S: Scalar> Swarm<S> {
         let mut out = Vec::new();
         let mut one = Vec::new();
         for seeker in range.start.min(self.len())..range.end.min(self.len()) {
-            let Some(&j) = self
+            let Some(j) = self
                 .layout
                 .target_at(seeker)
-                .and_then(|t| self.index.get(&t))
+                .and_then(|t| self.index.get(t))
             else {
                 continue;
             };
@@ -433,11 +435,12 @@ impl<S: Scalar> Swarm<S> {
             );
             self.id_buffer.clear();
             self.id_buffer.extend(self.next_id..self.next_id + n as u64);
+            // Remembered first, so that a target among this batch resolves too.
             let first = self.layout.len();
-            self.layout.push(&self.id_buffer, &self.spawn_buffer);
             self.remember(first);
             self.resolve_targets(first, first + n);
-            self.layout.set_targets(first, &self.target_buffer);
+            self.layout
+                .push_seeking(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);
             self.next_id += n as u64;
             left -= n;
         }
@@ -477,12 +480,7 @@ impl<S: Scalar> Swarm<S> {
                 // The entity that moves into the hole has not been copied yet: append it to the
                 // copy (its target found as a copied entity's would be), then let the same
                 // swap_remove move it into place there too.
-                let to = &mut switch.to;
-                let at = to.len();
-                self.layout
-                    .for_each_entity_in(last..last + 1, &mut |id, state| {
-                        to.push(&[id], std::slice::from_ref(state));
-                    });
+                let at = switch.to.len();
                 let target = Self::target_in_copy(
                     self.seed,
                     &self.index,
@@ -490,14 +488,18 @@ impl<S: Scalar> Swarm<S> {
                     self.ids[last],
                     switch.copied,
                 );
-                switch.to.set_targets(at, &[target]);
+                let to = &mut switch.to;
+                self.layout
+                    .for_each_entity_in(last..last + 1, &mut |id, state| {
+                        to.push_seeking(&[id], std::slice::from_ref(state), &[target]);
+                    });
                 Self::resolve_waiting(&self.index, switch, at, self.ids[last]);
                 switch.to.swap_remove(index);
             }
         }
         self.layout.swap_remove(index);
         let victim = self.ids.swap_remove(index);
-        self.index.remove(&victim);
+        self.index.remove(victim);
         if let Some(&moved) = self.ids.get(index) {
             self.index.insert(moved, index as u32);
         }
@@ -522,15 +524,10 @@ impl<S: Scalar> Swarm<S> {
         if dropped > len {
             // Most of the population goes: rebuilding from the survivors is cheaper.
             self.ids.truncate(len);
-            self.index = self
-                .ids
-                .iter()
-                .enumerate()
-                .map(|(i, &id)| (id, i as u32))
-                .collect();
+            self.index = IdIndex::rebuild(&self.ids);
         } else {
             for id in self.ids.drain(len.min(self.ids.len())..) {
-                self.index.remove(&id);
+                self.index.remove(id);
             }
         }
         crate::layout::shrink_if_sparse(&mut self.ids);
@@ -544,7 +541,7 @@ impl<S: Scalar> Swarm<S> {
         self.target_buffer.extend(
             self.ids[first..end]
                 .iter()
-                .map(|&id| target_of(seed, id).and_then(|t| index.get(&t).map(|&j| j as usize))),
+                .map(|&id| target_of(seed, id).and_then(|t| index.get(t).map(|j| j as usize))),
         );
     }
 
@@ -553,13 +550,13 @@ impl<S: Scalar> Swarm<S> {
     /// is none in both layouts).
     fn target_in_copy(
         seed: u64,
-        index: &FxHashMap<u64, u32>,
+        index: &IdIndex,
         switch: &mut PendingSwitch<S>,
         id: u64,
         present: usize,
     ) -> Option<usize> {
         let t = target_of(seed, id)?;
-        let &j = index.get(&t)?;
+        let j = index.get(t)?;
         if (j as usize) < present {
             Some(j as usize)
         } else {
@@ -569,17 +566,12 @@ impl<S: Scalar> Swarm<S> {
     }
 
     /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
-    fn resolve_waiting(
-        index: &FxHashMap<u64, u32>,
-        switch: &mut PendingSwitch<S>,
-        at: usize,
-        id: u64,
-    ) {
+    fn resolve_waiting(index: &IdIndex, switch: &mut PendingSwitch<S>, at: usize, id: u64) {
         let Some(seekers) = switch.waiting.remove(&id) else {
             return;
         };
         for seeker in seekers {
-            if let Some(&j) = index.get(&seeker) {
+            if let Some(j) = index.get(seeker) {
                 switch.to.set_targets(j as usize, &[Some(at)]);
             }
         }
@@ -609,11 +601,11 @@ impl<S: Scalar> Swarm<S> {
         switch.to.step_seek(dt.as_scalar(), threads);
         let (index, layout) = (&self.index, &self.layout);
         switch.waiting.retain(|target, seekers| {
-            if !index.contains_key(target) {
+            if !index.contains(*target) {
                 return false;
             }
             seekers.retain(|seeker| {
-                let Some(&j) = index.get(seeker) else {
+                let Some(j) = index.get(*seeker) else {
                     return false;
                 };
                 let j = j as usize;
@@ -634,7 +626,7 @@ impl<S: Scalar> Swarm<S> {
     /// is alive, and nothing otherwise; in a pending switch's copy too, where a seeker copied
     /// before its target holds nothing yet. The first mismatch, for tests and `soak`.
     pub fn check_targets(&self) -> Result<(), String> {
-        let expected = |id: u64| target_of(self.seed, id).filter(|t| self.index.contains_key(t));
+        let expected = |id: u64| target_of(self.seed, id).filter(|t| self.index.contains(*t));
         for (i, &id) in self.ids.iter().enumerate() {
             let held = self.layout.target_at(i);
             if held != expected(id) {
@@ -720,7 +712,7 @@ impl<S: Scalar> Swarm<S> {
         self.layout = fresh;
         self.switch = None;
         self.ids.clear();
-        self.index.clear();
+        self.index = IdIndex::default();
         self.id_buffer.clone_from(&snapshot.ids);
         self.remember(0);
         self.resolve_targets(0, self.ids.len());
@@ -791,13 +783,14 @@ impl<S: Scalar> Swarm<S> {
                     self.id_buffer.push(id);
                     self.spawn_buffer.push(*state);
                 });
-            switch.to.push(&self.id_buffer, &self.spawn_buffer);
             self.target_buffer.clear();
             for &id in &self.id_buffer {
                 let target = Self::target_in_copy(self.seed, &self.index, switch, id, batch_end);
                 self.target_buffer.push(target);
             }
-            switch.to.set_targets(first, &self.target_buffer);
+            switch
+                .to
+                .push_seeking(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);
             if !switch.waiting.is_empty() {
                 for (k, &id) in self.id_buffer.iter().enumerate() {
                     Self::resolve_waiting(&self.index, switch, first + k, id);

@@ -401,6 +401,40 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         }
     }
 
+    /// Spawns a batch (`spawn_batch`), each entity born with its target where that target is
+    /// already spawned; targets among the batch itself are set once it is.
+    fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        let first = self.entities.len();
+        let entities = &self.entities;
+        let born_with = |k: usize| {
+            let t = targets?.get(k).copied().flatten()?;
+            entities.get(t).copied()
+        };
+        let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
+            (
+                EntityId::<K>(id, PhantomData),
+                Position::<S, K>::new(s.x, s.y),
+                Velocity::<S, K>::new(s.vx, s.vy),
+                Health::<S, K>::new(s.hp),
+                Energy::<S, K>::new(s.energy),
+                Regen::<S, K>::new(s.regen),
+                Armor::<S, K>::new(s.armor),
+                SeekTarget::<K>::new(born_with(k)),
+            )
+        });
+        let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
+        self.entities.extend(spawned);
+        self.high_water = self.high_water.max(self.entities.len());
+        self.everything.update_archetypes(&self.world);
+        if let Some(targets) = targets {
+            for (k, &t) in targets.iter().enumerate() {
+                if t.is_some_and(|t| t >= first) {
+                    self.set_targets(first + k, &[t]);
+                }
+            }
+        }
+    }
+
     /// The world, for experiments that query it directly (random access, migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -445,21 +479,11 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
-        let bundles = ids.iter().zip(states).map(|(&id, s)| {
-            (
-                EntityId::<K>(id, PhantomData),
-                Position::<S, K>::new(s.x, s.y),
-                Velocity::<S, K>::new(s.vx, s.vy),
-                Health::<S, K>::new(s.hp),
-                Energy::<S, K>::new(s.energy),
-                Regen::<S, K>::new(s.regen),
-                Armor::<S, K>::new(s.armor),
-                SeekTarget::<K>::new(None),
-            )
-        });
-        self.entities.extend(self.world.spawn_batch(bundles));
-        self.high_water = self.high_water.max(self.entities.len());
-        self.everything.update_archetypes(&self.world);
+        self.spawn(ids, states, None);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
     }
 
     fn swap_remove(&mut self, index: usize) {

@@ -206,6 +206,56 @@ impl<S: Scalar> FlecsLayout<S> {
         }
     }
 
+    /// Creates a batch through flecs' bulk creation, each entity born with its target where that
+    /// target already exists; targets among the batch itself are set once it is.
+    fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        if ids.is_empty() {
+            return;
+        }
+        let world = self
+            .world
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let our_ids: Vec<OurId<InTable>> = ids.iter().map(|&id| OurId::new(id)).collect();
+        let positions: Vec<Pos<S>> = states.iter().map(|s| Pos::new(s.x, s.y)).collect();
+        let velocities: Vec<Vel<S>> = states.iter().map(|s| Vel::new(s.vx, s.vy)).collect();
+        let hps: Vec<Hp<S>> = states.iter().map(|s| Hp::new(s.hp)).collect();
+        let energies: Vec<Ene<S>> = states.iter().map(|s| Ene::new(s.energy)).collect();
+        let regens: Vec<Reg<S>> = states.iter().map(|s| Reg::new(s.regen)).collect();
+        let armors: Vec<Arm<S>> = states.iter().map(|s| Arm::new(s.armor)).collect();
+        let first = self.entities.len();
+        let entities = self.entities.as_slice();
+        let born_with: Vec<FlecsTarget> = (0..ids.len())
+            .map(|k| {
+                let t = targets.and_then(|t| t.get(k).copied().flatten());
+                FlecsTarget(t.and_then(|t| entities.get(t).copied()))
+            })
+            .collect();
+        // flecs counts a bulk in `i32`; a push is at most one of the swarm's batches (64 Ki).
+        for start in (0..ids.len()).step_by(i32::MAX as usize) {
+            let end = ids.len().min(start + i32::MAX as usize);
+            let mut bulk = world.entity_bulk((end - start) as u32);
+            let spawned = bulk
+                .set(&our_ids[start..end])
+                .set(&positions[start..end])
+                .set(&velocities[start..end])
+                .set(&hps[start..end])
+                .set(&energies[start..end])
+                .set(&regens[start..end])
+                .set(&armors[start..end])
+                .set(&born_with[start..end])
+                .build();
+            self.entities.extend(spawned);
+        }
+        if let Some(targets) = targets {
+            for (k, &t) in targets.iter().enumerate() {
+                if t.is_some_and(|t| t >= first) {
+                    self.set_targets(first + k, &[t]);
+                }
+            }
+        }
+    }
+
     /// The world, for experiments that use flecs directly (migration).
     pub fn world_mut(&mut self) -> &mut World {
         self.world_here()
@@ -281,37 +331,11 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
     /// moves; 0.4M entities/s, measured by `bench --only peers`), which froze a switch into flecs
     /// at 1M for over 300 ms a frame.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
-        if ids.is_empty() {
-            return;
-        }
-        let world = self
-            .world
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let our_ids: Vec<OurId<InTable>> = ids.iter().map(|&id| OurId::new(id)).collect();
-        let positions: Vec<Pos<S>> = states.iter().map(|s| Pos::new(s.x, s.y)).collect();
-        let velocities: Vec<Vel<S>> = states.iter().map(|s| Vel::new(s.vx, s.vy)).collect();
-        let hps: Vec<Hp<S>> = states.iter().map(|s| Hp::new(s.hp)).collect();
-        let energies: Vec<Ene<S>> = states.iter().map(|s| Ene::new(s.energy)).collect();
-        let regens: Vec<Reg<S>> = states.iter().map(|s| Reg::new(s.regen)).collect();
-        let armors: Vec<Arm<S>> = states.iter().map(|s| Arm::new(s.armor)).collect();
-        let targets = vec![FlecsTarget(None); ids.len()];
-        // flecs counts a bulk in `i32`; a push is at most one of the swarm's batches (64 Ki).
-        for start in (0..ids.len()).step_by(i32::MAX as usize) {
-            let end = ids.len().min(start + i32::MAX as usize);
-            let mut bulk = world.entity_bulk((end - start) as u32);
-            let spawned = bulk
-                .set(&our_ids[start..end])
-                .set(&positions[start..end])
-                .set(&velocities[start..end])
-                .set(&hps[start..end])
-                .set(&energies[start..end])
-                .set(&regens[start..end])
-                .set(&armors[start..end])
-                .set(&targets[start..end])
-                .build();
-            self.entities.extend(spawned);
-        }
+        self.spawn(ids, states, None);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
     }
 
     fn swap_remove(&mut self, index: usize) {

@@ -79,6 +79,38 @@ impl<S: Scalar> HecsLayout<S> {
         }
     }
 
+    /// Spawns a batch (`spawn_batch`), each entity born with its target where that target is
+    /// already spawned; targets among the batch itself are set once it is.
+    fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        let first = self.entities.len();
+        let entities = self.entities.as_slice();
+        let born_with = |k: usize| {
+            let t = targets?.get(k).copied().flatten()?;
+            entities.get(t).copied()
+        };
+        let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
+            (
+                EntityId::<InTable>::new(id),
+                Pos::<S>::new(s.x, s.y),
+                Vel::<S>::new(s.vx, s.vy),
+                Health::<S, InTable>::new(s.hp),
+                Energy::<S, InTable>::new(s.energy),
+                Regen::<S, InTable>::new(s.regen),
+                Armor::<S, InTable>::new(s.armor),
+                HecsTarget(born_with(k)),
+            )
+        });
+        let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
+        self.entities.extend(spawned);
+        if let Some(targets) = targets {
+            for (k, &t) in targets.iter().enumerate() {
+                if t.is_some_and(|t| t >= first) {
+                    self.set_targets(first + k, &[t]);
+                }
+            }
+        }
+    }
+
     /// The world, for experiments that use hecs directly (migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -132,20 +164,11 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
-        let bundles = ids.iter().zip(states).map(|(&id, s)| {
-            (
-                EntityId::<InTable>::new(id),
-                Pos::<S>::new(s.x, s.y),
-                Vel::<S>::new(s.vx, s.vy),
-                Health::<S, InTable>::new(s.hp),
-                Energy::<S, InTable>::new(s.energy),
-                Regen::<S, InTable>::new(s.regen),
-                Armor::<S, InTable>::new(s.armor),
-                HecsTarget(None),
-            )
-        });
-        let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
-        self.entities.extend(spawned);
+        self.spawn(ids, states, None);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
     }
 
     fn swap_remove(&mut self, index: usize) {

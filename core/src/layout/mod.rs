@@ -91,6 +91,16 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// position through its handle and steers toward it ([`crate::workload::seek_one`]). Reads
     /// positions and writes only velocities, so it runs on every core without races.
     fn step_seek(&mut self, dt: S, threads: Threads);
+    /// [`Layout::push`], each new entity pointed at its target as it is spawned: `targets[k]`
+    /// is the logical index of entity `ids[k]`'s target, either already here (below `len()`) or
+    /// among these new ones. What a switch's copy and growth call; a layout whose entities can
+    /// carry their target from birth (the ECS libraries: one more component in the spawned
+    /// bundle) overrides it to save a lookup per entity.
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        let first = self.len();
+        self.push(ids, states);
+        self.set_targets(first, targets);
+    }
     /// Points the entities at logical indices `first..first + targets.len()` at their targets,
     /// each given as the logical index of an entity of this layout (below `len()`), or at none.
     /// The layout keeps a handle of its own kind, the way users of this storage refer to another

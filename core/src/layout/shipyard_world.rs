@@ -112,6 +112,38 @@ impl<S: Scalar> ShipyardLayout<S> {
         }
     }
 
+    /// Adds a batch (`bulk_add_entity`), each entity born with its target where that target is
+    /// already added; targets among the batch itself are set once it is.
+    fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        let first = self.entities.len();
+        let entities = self.entities.as_slice();
+        let born_with = |k: usize| {
+            let t = targets?.get(k).copied().flatten()?;
+            entities.get(t).copied()
+        };
+        let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
+            (
+                OurId::<InTable>::new(id),
+                Pos::<S>::new(s.x, s.y),
+                Vel::<S>::new(s.vx, s.vy),
+                Hp::<S>::new(s.hp),
+                Ene::<S>::new(s.energy),
+                Reg::<S>::new(s.regen),
+                Arm::<S>::new(s.armor),
+                ShipyardTarget(born_with(k)),
+            )
+        });
+        let spawned: Vec<EntityId> = self.world.bulk_add_entity(bundles).collect();
+        self.entities.extend(spawned);
+        if let Some(targets) = targets {
+            for (k, &t) in targets.iter().enumerate() {
+                if t.is_some_and(|t| t >= first) {
+                    self.set_targets(first + k, &[t]);
+                }
+            }
+        }
+    }
+
     /// The world, for experiments that use shipyard directly (migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -191,20 +223,11 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
-        let bundles = ids.iter().zip(states).map(|(&id, s)| {
-            (
-                OurId::<InTable>::new(id),
-                Pos::<S>::new(s.x, s.y),
-                Vel::<S>::new(s.vx, s.vy),
-                Hp::<S>::new(s.hp),
-                Ene::<S>::new(s.energy),
-                Reg::<S>::new(s.regen),
-                Arm::<S>::new(s.armor),
-                ShipyardTarget(None),
-            )
-        });
-        let spawned: Vec<EntityId> = self.world.bulk_add_entity(bundles).collect();
-        self.entities.extend(spawned);
+        self.spawn(ids, states, None);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
     }
 
     fn swap_remove(&mut self, index: usize) {

@@ -33,8 +33,9 @@ struct Slot {
 #[derive(Clone, Debug, Default)]
 pub struct Slots {
     slots: Vec<Slot>,
-    /// The slot of the entity at each dense index.
-    slot_of: Vec<u32>,
+    /// The handle of the entity at each dense index (its slot, and that slot's generation): a
+    /// handle to an entity is one read, which a switch's copy does for every entity.
+    slot_of: Vec<Handle>,
     free: Vec<u32>,
 }
 
@@ -60,39 +61,45 @@ impl Slots {
     pub fn push(&mut self, n: usize) {
         for _ in 0..n {
             let dense = self.slot_of.len() as u32;
-            let slot = match self.free.pop() {
+            let handle = match self.free.pop() {
                 Some(slot) => {
                     let s = &mut self.slots[slot as usize];
                     s.generation = s.generation.wrapping_add(1);
                     s.dense = dense;
-                    slot
+                    Handle {
+                        slot,
+                        generation: s.generation,
+                    }
                 }
                 None => {
                     self.slots.push(Slot {
                         generation: 1,
                         dense,
                     });
-                    (self.slots.len() - 1) as u32
+                    Handle {
+                        slot: (self.slots.len() - 1) as u32,
+                        generation: 1,
+                    }
                 }
             };
-            self.slot_of.push(slot);
+            self.slot_of.push(handle);
         }
     }
 
     /// The entity at `dense` is removed and the last one takes its place, as the array does.
     pub fn swap_remove(&mut self, dense: usize) {
-        let slot = self.slot_of.swap_remove(dense);
-        self.release(slot);
-        if let Some(&moved) = self.slot_of.get(dense) {
-            self.slots[moved as usize].dense = dense as u32;
+        let gone = self.slot_of.swap_remove(dense);
+        self.release(gone.slot);
+        if let Some(moved) = self.slot_of.get(dense) {
+            self.slots[moved.slot as usize].dense = dense as u32;
         }
     }
 
     /// Keeps the first `len` entities.
     pub fn truncate(&mut self, len: usize) {
         while self.slot_of.len() > len {
-            let slot = self.slot_of.pop().expect("longer than len");
-            self.release(slot);
+            let gone = self.slot_of.pop().expect("longer than len");
+            self.release(gone.slot);
         }
     }
 
@@ -114,12 +121,9 @@ impl Slots {
     }
 
     /// A handle to the entity now at `dense`.
+    #[inline]
     pub fn handle_at(&self, dense: usize) -> Handle {
-        let slot = self.slot_of[dense];
-        Handle {
-            slot,
-            generation: self.slots[slot as usize].generation,
-        }
+        self.slot_of[dense]
     }
 
     /// Where the entity `handle` names sits now, or `None` if it is gone (or `handle` is
@@ -133,7 +137,7 @@ impl Slots {
     /// Bytes these slots take (the memory view and the memory experiments count them).
     pub fn allocated_bytes(&self) -> u64 {
         (self.slots.capacity() * size_of::<Slot>()
-            + self.slot_of.capacity() * size_of::<u32>()
+            + self.slot_of.capacity() * size_of::<Handle>()
             + self.free.capacity() * size_of::<u32>()) as u64
     }
 }
