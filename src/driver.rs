@@ -837,6 +837,32 @@ mod tests {
     }
 
     #[test]
+    fn seek_is_a_setting_and_the_gpu_layout_refuses_it_with_the_reason() {
+        let mut d = driver(LayoutKind::Soa, 4);
+        d.apply(&Action::Count(3_000)).unwrap();
+        d.frame_step();
+        assert_eq!(d.apply(&Action::Seek(true)), Ok(Outcome::Changed));
+        assert_eq!(d.systems(), Systems::WithSeek);
+        let report = d.frame_step();
+        assert!(report.seek > Duration::ZERO && report.moving > Duration::ZERO);
+        // Into the gpu layout with seek on: refused, nothing changes.
+        let before = d.checksum();
+        let err = d.apply(&Action::Layout(LayoutKind::Gpu)).unwrap_err();
+        assert!(
+            err.to_string().contains("no seek pass") && err.to_string().contains("turn seek off"),
+            "{err}"
+        );
+        assert_eq!(
+            (d.kind(), d.switch_progress(), d.checksum()),
+            (LayoutKind::Soa, None, before)
+        );
+        assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Changed));
+        assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Unchanged));
+        let report = d.frame_step();
+        assert_eq!(report.seek, Duration::ZERO);
+    }
+
+    #[test]
     fn bad_settings_are_refused_and_nothing_changes() {
         let mut d = driver(LayoutKind::Aos, 1);
         d.apply(&Action::Count(1000)).unwrap();

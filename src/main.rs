@@ -130,8 +130,9 @@ enum Command {
     },
     /// Run the studies' experiments headless and print their tables.
     Bench(BenchArgs),
-    /// Run a script without a window, frame for frame as the app runs it, and print its final
-    /// state and checksum (the app's `--script` run with the same options ends in the same one).
+    /// Run a script without a window, frame for frame as the app runs it, growing 250,000
+    /// entities a frame, and print its final state and checksum (the app's `--script` run with
+    /// the same options and `--grow-chunk 250000` ends in the same one).
     Replay {
         script: PathBuf,
         #[arg(long, default_value = "ecs-table")]
@@ -141,8 +142,8 @@ enum Command {
         #[arg(long, default_value_t = 42)]
         seed: u64,
     },
-    /// Random actions for a while (counts, every layout, threads, churn, pause, switches that
-    /// start mid-copy), checked against a SoA reference and for memory that does not come back.
+    /// Random actions for a while (counts, every layout, threads, churn, seek, pause, switches
+    /// that start mid-copy), checked against a SoA reference and for memory that does not come back.
     /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
     Soak {
         /// How long to run, in minutes (fractions work: 0.5 is 30 s).

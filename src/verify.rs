@@ -82,7 +82,6 @@ enum Switches {
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
 /// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
 /// as `switches` says, on SIMD tier `tiers[frame % tiers.len()]`; returns the final checksum.
-#[allow(clippy::too_many_arguments)]
 fn run_one<S: Scalar>(
     config: &VerifyConfig,
     kind: LayoutKind,

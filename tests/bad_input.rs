@@ -108,11 +108,13 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter(|k| k.has_simd_kernels())
         .count();
     let simd_runs = wider * per_tier + usize::from(wider > 0);
+    // f32 and f64, without churn and with it, for move + regen and with seek too.
     assert_eq!(
         checksums,
-        4 * (2 * LayoutKind::CPU.len() + simd_runs + 4),
+        8 * (2 * LayoutKind::CPU.len() + simd_runs + 4),
         "{text}"
     );
+    assert!(text.contains("f32 seek, churn"), "{text}");
     for &tier in &entity_layouts::simd::available()[1..] {
         assert!(
             text.contains(&format!("chunks threads=1 simd={tier}")),
@@ -120,7 +122,29 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         );
     }
     assert!(text.contains("spread over frames, threads=all"), "{text}");
-    assert_eq!(text.matches("bit-identical").count(), 4);
+    assert_eq!(text.matches("bit-identical").count(), 8);
+}
+
+#[test]
+fn bad_seek_and_grow_settings_exit_2_naming_what_is_accepted() {
+    let dir = std::env::temp_dir().join(format!("entity-layouts-seek-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("bad.script");
+    std::fs::write(&script, "count 1000\nseek sideways\n").unwrap();
+    let out = cli(&["replay", script.to_str().unwrap(), "--layout", "soa"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains("seek takes on or off"),
+        "{err}"
+    );
+    for chunk in ["0", "-4", "lots"] {
+        let out = cli(&["--grow-chunk", chunk, "--headless"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{chunk}: {err}");
+        assert!(err.contains("1 to 100000000"), "{chunk}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -290,8 +290,10 @@ fn readings_part(
         Shown::Boxes { regions, range, .. } => stride_summary(ui, regions, range.as_ref()),
     }
     if sim.driver.systems().seeks() && !kind.is_gpu() {
-        let seekers = shown.entities().min(WINDOW);
-        seek_summary(ui, &sim.driver.target_regions(0..seekers), seekers);
+        // The first 65 ids have no earlier clump-mate to seek (`workload::GROUPS`): the next 64
+        // entities are the ones whose targets are counted.
+        let seekers = WINDOW..(2 * WINDOW).min(sim.driver.len());
+        seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
     }
     ui.separator();
     bandwidth_line(ui, sim, stats, kind, limit);
@@ -464,7 +466,7 @@ fn lines_summary(ui: &mut egui::Ui, regions: &[Region]) {
 
 /// What seek brings in for the shown entities: the lines holding their targets' x and y, wherever
 /// in the storage those targets live (the handles' own lines come on top), and how far apart.
-fn seek_summary(ui: &mut egui::Ui, targets: &[Region], seekers: usize) {
+fn seek_summary(ui: &mut egui::Ui, targets: &[Region], seekers: std::ops::Range<usize>) {
     let with_target = targets
         .iter()
         .map(|r| r.entity)
@@ -482,8 +484,10 @@ fn seek_summary(ui: &mut egui::Ui, targets: &[Region], seekers: usize) {
     };
     ui.label(
         RichText::new(format!(
-            "seek brings in {lines} cache lines ({} B) for the targets of these {seekers} entities ({with_target} alive), uses {needed} B of x and y ({:.0}%){span}",
+            "seek brings in {lines} cache lines ({} B) for the targets of entities {}–{} ({with_target} alive), uses {needed} B of x and y ({:.0}%){span}",
             lines * 64,
+            seekers.start,
+            seekers.end.saturating_sub(1),
             100.0 * needed as f64 / (lines * 64).max(1) as f64
         ))
         .size(key_pt(ui))

@@ -290,16 +290,6 @@ fn controls(
             want.push(Action::Threads(threads));
         }
         ui.separator();
-        let mut seek = sim.driver.systems().seeks();
-        if ui
-            .checkbox(&mut seek, "seek")
-            .on_hover_text(
-                "move + regen + seek: every entity also reads its target's position by handle and steers toward it, the other side of the coin (T)",
-            )
-            .changed()
-        {
-            want.push(Action::Seek(seek));
-        }
         let mut paused = sim.driver.paused();
         if ui.checkbox(&mut paused, "pause").changed() {
             want.push(Action::Pause(paused));
@@ -322,6 +312,17 @@ fn controls(
                     PresentMode::AutoNoVsync
                 };
             }
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("systems").on_hover_text(
+            "move and regen read each entity's own fields; seek reads another entity's position through the handle the layout holds, and steers toward it (T)",
+        );
+        let mut seek = sim.driver.systems().seeks();
+        ui.radio_value(&mut seek, false, "move + regen");
+        ui.radio_value(&mut seek, true, "+ seek (T)");
+        if seek != sim.driver.systems().seeks() {
+            want.push(Action::Seek(seek));
         }
     });
     ui.horizontal(|ui| {
