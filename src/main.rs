@@ -15,7 +15,7 @@ use entity_layouts::bench::{self, BenchConfig, BenchError};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::values::{
-    BenchCount, Churn, DotSize, EntityCount, Frames, GrowChunk, UiScale, WindowSize,
+    BenchCount, Churn, DotSize, EntityCount, Frames, GrowChunk, SwitchChunk, UiScale, WindowSize,
 };
 use entity_layouts::verify::{Group, VerifyConfig, run_suite};
 use entity_layouts::{Dt, LayoutKind, SpawnPattern, Threads, threads};
@@ -58,6 +58,11 @@ struct AppArgs {
     /// run exactly (default: grow for 4 ms of each frame, whatever the layout's spawn rate).
     #[arg(long, allow_hyphen_values = true)]
     grow_chunk: Option<GrowChunk>,
+    /// Carry this many entities over a frame when the layout changes, 1 to 100,000,000, so that
+    /// a script's switches land on the same frames run after run (default: copy for 4 ms of
+    /// each frame).
+    #[arg(long, allow_hyphen_values = true)]
+    switch_chunk: Option<SwitchChunk>,
     /// Run the seek system too (move + regen + seek): every entity reads its target's position
     /// by handle and steers toward it. `T` or the panel's seek box turn it on and off live.
     #[arg(long)]
@@ -310,6 +315,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         threads: args.threads,
         churn: args.churn.0,
         grow_chunk: args.grow_chunk.map(|g| g.0),
+        switch_chunk: args.switch_chunk.map(|s| s.0),
         seek: args.seek,
         vsync: args.vsync,
         headless: args.headless,

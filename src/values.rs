@@ -65,6 +65,17 @@ impl FromStr for GrowChunk {
     }
 }
 
+/// Entities carried over per frame on a layout switch (`--switch-chunk`): 1 to [`MAX_ENTITIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchChunk(pub usize);
+
+impl FromStr for SwitchChunk {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("switch chunk", text, 1, MAX_ENTITIES as u64).map(|n| Self(n as usize))
+    }
+}
+
 /// Spawns plus removals per frame: 0 to [`MAX_CHURN`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Churn(pub usize);

@@ -105,8 +105,8 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let mut shots: Vec<PathBuf> = Vec::new();
     for (i, kind) in LayoutKind::CPU.iter().enumerate() {
         let shot = dir.join(format!("{kind}.png"));
-        // A switch copies for 4 ms a frame: 100,000 entities land within a few frames in the
-        // fastest layouts and within about 15 in the slowest to fill (Bevy's sparse sets).
+        // Switches carry 100,000 entities a frame here (--switch-chunk below): each layout is
+        // active from the frame after its request, on a fast machine and a slow one alike.
         script.push_str(&format!(
             "layout {kind}\nthreads {}\nwait 3\nscreenshot {}\nwait 24\n",
             if i % 2 == 0 { "1" } else { "all" },
@@ -122,7 +122,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         script.push_str(&format!("layout {kind}\nwait 27\n"));
     }
     script.push_str("export\nwait 8\n");
-    // Then grow past one switch chunk (250,000 a frame) and exit while a switch is half done:
+    // Then grow past one switch chunk (100,000 a frame) and exit while a switch is half done:
     // the state must still be the core's, and the summary must say the switch was pending.
     script.push_str(&format!(
         "count {END_COUNT}\nwait 3\nlayout soa\nwait 1\nexit\n"
@@ -133,7 +133,12 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         &script,
         LayoutKind::Soa,
         COUNT,
-        &["--export-dir", exports.to_str().unwrap()],
+        &[
+            "--export-dir",
+            exports.to_str().unwrap(),
+            "--switch-chunk",
+            "100000",
+        ],
     ) else {
         return;
     };
@@ -150,7 +155,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let frames = std::fs::read_to_string(bundle.join("frames.csv")).unwrap();
     assert!(
         frames.starts_with(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd\n"
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd,systems,move_ms,regen_ms,seek_ms\n"
         ) && frames.lines().count() > 10,
         "{frames}"
     );
@@ -192,7 +197,7 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
         "{final_line}"
     );
     // Every switch of the tour landed (the stdout log says so), the last one is still pending:
-    // one frame of copying 400,000 entities at 4 ms a frame cannot finish it.
+    // two frames of copying 100,000 of its 400,000 entities each cannot finish it.
     let last = LayoutKind::CPU[LayoutKind::CPU.len() - 1];
     let pending = format!("layout {last} (switch to soa pending: ");
     let copied: usize = final_line

@@ -126,7 +126,7 @@ fn verify_command_passes_and_prints_one_line_per_run() {
 }
 
 #[test]
-fn bad_seek_and_grow_settings_exit_2_naming_what_is_accepted() {
+fn bad_seek_grow_and_switch_settings_exit_2_naming_what_is_accepted() {
     let dir = std::env::temp_dir().join(format!("entity-layouts-seek-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("bad.script");
@@ -138,11 +138,16 @@ fn bad_seek_and_grow_settings_exit_2_naming_what_is_accepted() {
         err.contains("line 2") && err.contains("seek takes on or off"),
         "{err}"
     );
-    for chunk in ["0", "-4", "lots"] {
-        let out = cli(&["--grow-chunk", chunk, "--headless"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{chunk}: {err}");
-        assert!(err.contains("1 to 100000000"), "{chunk}: {err}");
+    for flag in ["--grow-chunk", "--switch-chunk"] {
+        for chunk in ["0", "-4", "lots"] {
+            let out = cli(&[flag, chunk, "--headless"]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{flag} {chunk}: {err}");
+            assert!(
+                err.contains(flag) && err.contains("1 to 100000000"),
+                "{flag} {chunk}: {err}"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

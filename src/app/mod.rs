@@ -65,6 +65,8 @@ pub struct AppOptions {
     pub churn: usize,
     /// Entities spawned per frame while growing (`--grow-chunk`); `None`: by time.
     pub grow_chunk: Option<usize>,
+    /// Entities carried over per frame on a switch (`--switch-chunk`); `None`: by time.
+    pub switch_chunk: Option<usize>,
     /// Start with the seek system on (`--seek`).
     pub seek: bool,
     pub vsync: bool,
@@ -146,6 +148,9 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
     let mut driver = Driver::new(options.layout, options.seed)?.with_spawn_pattern(options.spawn);
     if let Some(chunk) = options.grow_chunk {
         driver = driver.with_grow_pace(Pace::Entities(chunk));
+    }
+    if let Some(chunk) = options.switch_chunk {
+        driver = driver.with_switch_pace(Pace::Entities(chunk));
     }
     for action in [
         Action::Threads(options.threads),

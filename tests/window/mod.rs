@@ -108,17 +108,19 @@ pub fn run_in_xvfb_env(
     std::fs::write(&script_path, script).unwrap();
     // The tests compare the app's end with `replay`, which grows by a count of entities a frame:
     // the app grows so too, unless a test asks for its own pace (without the flag the app grows
-    // by time, and where growth's chunks fall changes the state).
-    let grow = if args.contains(&"--grow-chunk") {
-        vec![]
-    } else {
-        vec!["--grow-chunk", REPLAY_GROW_CHUNK]
-    };
+    // by time, and where growth's chunks fall changes the state). Switches go by a count too, so
+    // that a script's layout is active on the same frames on a fast machine and a slow one.
+    let mut paces = Vec::new();
+    for flag in ["--grow-chunk", "--switch-chunk"] {
+        if !args.contains(&flag) {
+            paces.extend([flag, REPLAY_GROW_CHUNK]);
+        }
+    }
     let out = Command::new("timeout")
         .args(["900", "xvfb-run", "-a", "-s", "-screen 0 1280x720x24"])
         .arg(env!("CARGO_BIN_EXE_entity-layouts"))
         .args(args)
-        .args(grow)
+        .args(paces)
         .arg("--script")
         .arg(&script_path)
         .env("WGPU_BACKEND", "vulkan")
