@@ -522,7 +522,7 @@ mod tests {
             spawn_range(SpawnPattern::default(), 1, 0, 300, &mut states);
             let ids: Vec<u64> = (0..300).collect();
             layout.push(&ids, &states);
-            let targets: Vec<Option<usize>> = (0..300).map(|i| (i > 0).then(|| i / 2)).collect();
+            let targets: Vec<Option<usize>> = (0..300).map(|i| (i > 0).then_some(i / 2)).collect();
             layout.set_targets(0, &targets);
             assert_eq!(layout.target_at(299), Some(149));
             assert_eq!(layout.target_at(10), Some(5));
