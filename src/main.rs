@@ -194,9 +194,12 @@ struct BenchArgs {
     /// A CI-sized run of every experiment: smaller counts, fewer samples.
     #[arg(long)]
     quick: bool,
-    /// Only these experiments (comma-separated).
+    /// Only these experiments (comma-separated; `--list` names them).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// List the experiments, what each measures and how many cells it runs, and exit.
+    #[arg(long)]
+    list: bool,
     /// Write results.md, results.csv, results.json and SVG plots into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -338,6 +341,10 @@ fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
     cfg.counts = args
         .counts
         .map(|counts| counts.into_iter().map(|c| c.0).collect());
+    if args.list {
+        print!("{}", bench::list());
+        return Ok(());
+    }
     if let Some(json) = &args.replot {
         let files = bench::output::replot(json)?;
         eprintln!("wrote {}", files.join(", "));

@@ -312,3 +312,21 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
         "{err}"
     );
 }
+
+#[test]
+fn list_names_every_experiment_with_its_cells() {
+    let out = bench(&["--list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for e in experiments() {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(e.name()))
+            .unwrap_or_else(|| panic!("no line for {} in:\n{text}", e.name()));
+        assert!(line.contains(e.title()), "{line}");
+    }
+    let seek = text.lines().find(|l| l.starts_with("seek ")).unwrap();
+    // 18 CPU layouts and the control at four counts, five processes each, plus 18 counted cells.
+    let cells = 4 * 5 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
+    assert!(seek.contains(&format!("{cells} / ")), "{seek}");
+}

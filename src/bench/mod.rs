@@ -221,6 +221,23 @@ pub fn experiment_names() -> String {
         .join(", ")
 }
 
+/// `bench --list`: every experiment in the suite's order, with its title and how many cells (one
+/// process each) a full run and a `--quick` run hold. An experiment that sizes its cells from
+/// earlier experiments' records (the crossing search) says so instead of a count.
+pub fn list() -> String {
+    let (full, quick) = (BenchConfig::new(false), BenchConfig::new(true));
+    let mut out = String::from("experiment           cells (full / --quick)   what it measures\n");
+    for e in experiments() {
+        let cells = match (e.cells(&full, &[]).len(), e.cells(&quick, &[]).len()) {
+            (0, 0) => "from earlier results".to_string(),
+            (f, q) => format!("{f} / {q}"),
+        };
+        out.push_str(&format!("{:<20} {cells:<24} {}\n", e.name(), e.title()));
+    }
+    out.push_str("\n`bench --only NAME[,NAME]` runs some of them; `bench` runs them all.\n");
+    out
+}
+
 /// The experiments `--only` names, in the suite's order; every name must exist.
 pub fn select(only: &[String]) -> Result<Vec<&'static dyn Experiment>, BenchError> {
     let all = experiments();
