@@ -200,9 +200,14 @@ struct BenchArgs {
     /// List the experiments, what each measures and how many cells it runs, and exit.
     #[arg(long)]
     list: bool,
-    /// Write results.md, results.csv, results.json and SVG plots into this folder.
+    /// Write results.md, results.csv, results.json and SVG plots into this folder, and keep each
+    /// cell there as it ends (run.json, cells.jsonl), so that an interrupted run can resume.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Finish a run that `--out DIR` started and that was interrupted (Ctrl-C, a crash, a failed
+    /// cell): runs only the cells it lacks, with the options it was started with.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "replot"])]
+    resume: Option<PathBuf>,
     /// Run every cell in this process instead of one child process per cell.
     #[arg(long)]
     in_process: bool,
@@ -270,7 +275,11 @@ fn main() -> ExitCode {
             seek,
         } => count_frames(layout, count.0, frames, simd, seek),
         Command::Bench(args) => match run_bench(args) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(code) => code,
+            Err(e @ BenchError::Interrupted { .. }) => {
+                eprintln!("{e}");
+                ExitCode::from(130)
+            }
             Err(e) => usage_error(&e.to_string()),
         },
     }
@@ -335,7 +344,9 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
     })
 }
 
-fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
+fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
+    use bench::report::journal::{Interrupted, Journal, Plan};
+
     let mut cfg = BenchConfig::new(args.quick);
     cfg.in_process = args.in_process;
     cfg.counts = args
@@ -343,30 +354,94 @@ fn run_bench(args: BenchArgs) -> Result<(), BenchError> {
         .map(|counts| counts.into_iter().map(|c| c.0).collect());
     if args.list {
         print!("{}", bench::list());
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(json) = &args.replot {
-        let files = bench::output::replot(json)?;
+        let files = bench::replot(json)?;
         eprintln!("wrote {}", files.join(", "));
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(experiment) = &args.worker {
         let cell = args.cell.as_deref().unwrap_or("");
         println!("{}", bench::worker(&cfg, experiment, cell)?);
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
-    let selected = bench::select(&args.only)?;
-    if let Some(dir) = &args.out {
-        bench::prepare_out_dir(dir)?;
-    }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let report = bench::run(&cfg, &selected, command)?;
+    let (selected, command, out, keep) = match &args.resume {
+        Some(dir) => {
+            let resumed = Interrupted::read(dir)?;
+            cfg = resumed.plan.config();
+            let selected = bench::select(&resumed.plan.experiments)?;
+            let keep = bench::Keep {
+                journal: Some(Journal::append(dir)?),
+                resumed: Some(resumed),
+            };
+            let command = keep.resumed.as_ref().unwrap().plan.command.clone();
+            (selected, command, Some(dir.clone()), keep)
+        }
+        None => {
+            let selected = bench::select(&args.only)?;
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let mut keep = bench::Keep::default();
+            if let Some(dir) = &args.out {
+                bench::prepare_out_dir(dir)?;
+                let plan = Plan {
+                    command: command.clone(),
+                    quick: cfg.quick,
+                    in_process: cfg.in_process,
+                    counts: cfg.counts.clone(),
+                    experiments: selected.iter().map(|e| e.name().to_string()).collect(),
+                };
+                keep.journal = Some(Journal::create(dir, &plan)?);
+            }
+            (selected, command, args.out.clone(), keep)
+        }
+    };
+    let stop = interrupt_flag();
+    let report = bench::run(&cfg, &selected, command, keep, &stop)?;
     println!("{}", report.markdown);
-    if let Some(dir) = &args.out {
-        let files = bench::output::write_report(dir, &report)?;
+    if let Some(dir) = &out {
+        let files = bench::write_report(dir, &report)?;
         eprintln!("wrote {} into {}", files.join(", "), dir.display());
     }
-    Ok(())
+    if report.failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let names: Vec<String> = report
+        .failed
+        .iter()
+        .map(|f| format!("{} {}", f.experiment, f.cell))
+        .collect();
+    eprintln!(
+        "error: {} cell(s) failed: {}; {}",
+        names.len(),
+        names.join(", "),
+        match &out {
+            Some(dir) => format!(
+                "the others are written; run them again with: entity-layouts bench --resume {}",
+                dir.display()
+            ),
+            None => "the others are in the report above".to_string(),
+        }
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+/// Set by Ctrl-C or SIGTERM: the bench ends the cell running and says how to resume. A second
+/// Ctrl-C ends the program at once (an in-process cell cannot be stopped half way).
+fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        let registered = flag::register_conditional_shutdown(signal, 130, stop.clone())
+            .and_then(|_| flag::register(signal, stop.clone()));
+        if let Err(e) = registered {
+            eprintln!(
+                "warning: cannot handle signal {signal}: {e}; it will end the run without saying how to resume"
+            );
+        }
+    }
+    stop
 }
 
 /// `verify`'s settings, or exit code 2 naming a bad time step.

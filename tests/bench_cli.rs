@@ -7,8 +7,8 @@ use std::process::{Command, Output};
 
 use entity_layouts::LayoutKind;
 use entity_layouts::bench::experiments;
-use entity_layouts::bench::output::read_results;
-use entity_layouts::bench::record::CSV_HEADER;
+use entity_layouts::bench::report::output::read_results;
+use entity_layouts::bench::report::record::CSV_HEADER;
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
@@ -97,6 +97,24 @@ fn quick_bench_writes_every_experiment_and_layout() {
         );
     }
 
+    // Progress as plain lines (stderr is a pipe here, not a terminal): every cell numbered out
+    // of the total, with the time left, and each experiment's duration.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let journal = std::fs::read_to_string(dir.join("cells.jsonl")).unwrap();
+    let cells = journal.lines().count();
+    assert!(cells > experiments().len(), "{cells} cells in the journal");
+    for k in [1, cells / 2, cells] {
+        assert!(
+            stderr.contains(&format!("] cell {k}/")),
+            "no line for cell {k}:\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains(" left") && stderr.contains("layouts done in "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\r'), "a redrawn bar in a pipe");
+
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some(CSV_HEADER));
@@ -148,7 +166,7 @@ fn quick_bench_writes_every_experiment_and_layout() {
     // index.html holds the whole report: every experiment's section and every plot, inline.
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     for title in md.lines().filter_map(|l| l.strip_prefix("## ")) {
-        let id = entity_layouts::bench::html::slug(title);
+        let id = entity_layouts::bench::report::html::slug(title);
         assert!(
             page.contains(&format!("<h2 id=\"{id}\">")),
             "no section {title}"
@@ -246,7 +264,7 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
     let md = String::from_utf8_lossy(&out.stdout);
     let records = read_results(&dir.join("results.json")).unwrap().records;
     let _ = std::fs::remove_dir_all(&dir);
-    let version = match entity_layouts::bench::exp_js::node_version() {
+    let version = match entity_layouts::bench::studies::js::node_version() {
         Ok(version) => version,
         Err(why) => {
             eprintln!("skipped: {why}");
@@ -314,19 +332,170 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
 }
 
 #[test]
-fn list_names_every_experiment_with_its_cells() {
+fn list_names_every_experiment_with_its_cells_its_study_row_and_its_duration() {
     let out = bench(&["--list"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
     for e in experiments() {
-        let line = text
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(e.name()))
-            .unwrap_or_else(|| panic!("no line for {} in:\n{text}", e.name()));
-        assert!(line.contains(e.title()), "{line}");
+        let at = lines
+            .iter()
+            .position(|l| *l == e.name())
+            .unwrap_or_else(|| panic!("no block for {} in:\n{text}", e.name()));
+        let block = &lines[at + 1..at + 4];
+        assert_eq!(block[0].trim(), e.title());
+        assert_eq!(block[1].trim(), e.study());
+        assert!(
+            block[2].contains("cells (full / --quick): ") && block[2].contains("typically "),
+            "{}",
+            block[2]
+        );
     }
-    let seek = text.lines().find(|l| l.starts_with("seek ")).unwrap();
+    let seek = lines[lines.iter().position(|l| *l == "seek").unwrap() + 3];
     // 18 CPU layouts and the control at four counts, five processes each, plus 18 counted cells.
     let cells = 4 * 5 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
-    assert!(seek.contains(&format!("{cells} / ")), "{seek}");
+    assert!(seek.contains(&format!(": {cells} / ")), "{seek}");
+    assert!(text.contains("bench --resume DIR"), "{text}");
+}
+
+/// The records' identities in order: everything but the measured numbers.
+fn identities(dir: &Path) -> Vec<String> {
+    read_results(&dir.join("results.json"))
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| {
+            let (layout, scalar, threads, n) = (&r.layout, &r.scalar, &r.threads, r.n);
+            format!(
+                "{} {layout} {scalar} {threads} {n} {} {}",
+                r.experiment, r.param, r.metric
+            )
+        })
+        .collect()
+}
+
+/// The experiments the resume test runs: small, several cells each, a child process per cell.
+const RESUMED: &str = "width,churn,filtered";
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_interrupted_run_and_a_failed_cell_resume_to_the_uninterrupted_records() {
+    use std::io::{BufRead, BufReader};
+
+    let whole = temp_dir("resume-whole");
+    let out = bench(&[
+        "--quick",
+        "--only",
+        RESUMED,
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let expected = identities(&whole);
+    let total = std::fs::read_to_string(whole.join("cells.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+
+    // Ctrl-C (SIGINT to the bench alone: it must end its worker itself) during the third cell.
+    let stopped = temp_dir("resume-stopped");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["bench", "--quick", "--only", RESUMED, "--out"])
+        .arg(&stopped)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains(&format!("] cell 3/{total} ")) {
+            let kill = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(kill.success());
+            break;
+        }
+    }
+    for line in lines {
+        said.push_str(&line.unwrap());
+        said.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    let resume_hint = format!(
+        "resume with: entity-layouts bench --resume {}",
+        stopped.display()
+    );
+    assert!(
+        said.contains("interrupted after 2 of") && said.contains(&resume_hint),
+        "{said}"
+    );
+    assert!(
+        !stopped.join("results.json").exists(),
+        "an interrupted run wrote a report"
+    );
+
+    // One of the cells left is made to fail: the others are written, the exit code says so.
+    let cells = experiments()
+        .into_iter()
+        .find(|e| e.name() == "churn")
+        .unwrap()
+        .cells(&entity_layouts::bench::BenchConfig::new(true), &[]);
+    let failing = format!("churn {}", cells[cells.len() - 1]);
+    let out = Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["bench", "--resume"])
+        .arg(&stopped)
+        .env(entity_layouts::bench::FAIL_CELL_ENV, &failing)
+        .output()
+        .unwrap();
+    let said = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("resuming: 2 finished cells kept"), "{said}");
+    assert_eq!(said.matches("] cell ").count(), total - 2, "{said}");
+    assert!(
+        said.contains(&format!("1 cell(s) failed: {failing}")),
+        "{said}"
+    );
+    let partial = read_results(&stopped.join("results.json")).unwrap();
+    assert_eq!(partial.failed.len(), 1);
+    assert!(identities(&stopped).len() < expected.len());
+    let md = std::fs::read_to_string(stopped.join("results.md")).unwrap();
+    assert!(
+        md.contains("## Failed cells") && md.contains("made to fail"),
+        "{md}"
+    );
+
+    // Resumed again, only the failed cell runs, and the records are the uninterrupted run's.
+    let out = bench(&["--resume", stopped.to_str().unwrap()]);
+    let said = stderr_of(&out);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.matches("] cell ").count(), 1, "{said}");
+    assert_eq!(identities(&stopped), expected);
+    let md = std::fs::read_to_string(stopped.join("results.md")).unwrap();
+    assert!(!md.contains("## Failed cells"));
+    let whole_md = std::fs::read_to_string(whole.join("results.md")).unwrap();
+    let headings = |md: &str| -> Vec<String> {
+        md.lines()
+            .filter(|l| l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(headings(&md), headings(&whole_md));
+
+    // A folder that no run wrote is an error that says what --resume takes.
+    let empty = temp_dir("resume-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = bench(&["--resume", empty.to_str().unwrap()]);
+    assert_usage_error(&out, &["run.json", "bench --out DIR"]);
+    for dir in [whole, stopped, empty] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

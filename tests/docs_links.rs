@@ -1,25 +1,61 @@
-//! Every local link and image in README.md and docs/*.md resolves: the file exists, and an
-//! anchor (`page.md#section`, `#section`) names a heading of that page, slugged as GitHub slugs
-//! it. Pages move; what they point at must move with them. The front page stays a front page:
-//! 10 KB at most.
+//! Every local link and image in README.md, docs/*.md and docs/results/*.md resolves: the file
+//! exists, and an anchor (`page.md#section`, `#section`) names a heading of that page, slugged as
+//! GitHub slugs it; every `docs/...` path quoted in a code span exists too (a run folder renamed
+//! must be renamed where it is quoted). Pages move; what they point at must move with them. The
+//! front page stays a front page (10 KB at most), the results index an index (15 KB) and each
+//! results page one question (25 KB).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The pages checked: the README and every Markdown file directly in docs/.
-fn pages() -> Vec<PathBuf> {
-    let mut pages = vec![Path::new(ROOT).join("README.md")];
-    let docs = Path::new(ROOT).join("docs");
-    let mut in_docs: Vec<PathBuf> = std::fs::read_dir(&docs)
+/// The Markdown files directly in `dir`, sorted.
+fn markdown_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
-    in_docs.sort();
-    pages.extend(in_docs);
+    found.sort();
+    found
+}
+
+/// The pages checked: the README, every Markdown file directly in docs/, and the results pages.
+fn pages() -> Vec<PathBuf> {
+    let docs = Path::new(ROOT).join("docs");
+    let mut pages = vec![Path::new(ROOT).join("README.md")];
+    pages.extend(markdown_in(&docs));
+    pages.extend(markdown_in(&docs.join("results")));
     pages
+}
+
+/// `docs/...` paths quoted in code spans (`docs/runs/seek/results.md`, `--out docs/runs/seek`).
+fn quoted_docs_paths(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    let prose: Vec<&str> = markdown
+        .lines()
+        .filter(|line| {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                return false;
+            }
+            !fenced
+        })
+        .collect();
+    for (i, span) in prose.join("\n").split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        for word in span.split_whitespace() {
+            if let Some(at) = word.find("docs/").filter(|_| !word.contains('<')) {
+                let path = word[at..].trim_end_matches(|c: char| !c.is_alphanumeric());
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The targets of `[text](target)`, `![alt](target)` and `src="target"` outside code blocks
@@ -138,6 +174,72 @@ fn every_local_link_and_image_resolves() {
 }
 
 #[test]
+fn every_quoted_docs_path_exists() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for path in quoted_docs_paths(&text) {
+            checked += 1;
+            // `docs/runs/NAME` in a command names the folder the run writes into.
+            if !Path::new(ROOT).join(&path).exists() {
+                missing.push(format!("{}: `{path}`", page.display()));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} quoted paths found");
+    assert!(
+        missing.is_empty(),
+        "quoted paths that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_results_index_and_its_pages_stay_one_question_long() {
+    let docs = Path::new(ROOT).join("docs");
+    let index = std::fs::read_to_string(docs.join("RESULTS.md")).unwrap();
+    assert!(
+        index.len() <= 15 * 1024,
+        "docs/RESULTS.md is {} bytes",
+        index.len()
+    );
+    let results = markdown_in(&docs.join("results"));
+    assert!(results.len() >= 17, "{} results pages", results.len());
+    for page in results {
+        let text = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            text.len() <= 25 * 1024,
+            "{} is {} bytes",
+            page.display(),
+            text.len()
+        );
+        // The same shape everywhere: the question and its answer first; the index links it.
+        let mut lines = text.lines().filter(|l| !l.is_empty());
+        assert!(
+            lines.next().unwrap().starts_with("# "),
+            "{}",
+            page.display()
+        );
+        assert!(
+            lines.next().unwrap().starts_with("**The question.** "),
+            "{}",
+            page.display()
+        );
+        assert!(
+            lines.next().unwrap().starts_with("**The answer.** "),
+            "{}",
+            page.display()
+        );
+        let name = page.file_name().unwrap().to_string_lossy();
+        assert!(
+            index.contains(&format!("(results/{name})")),
+            "the index does not link {name}"
+        );
+    }
+}
+
+#[test]
 fn the_front_page_is_at_most_10_kb_and_links_to_the_docs_pages() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
     assert!(
@@ -163,6 +265,12 @@ fn the_checker_finds_what_is_broken() {
     // The mutation check: a page with a missing file, a missing heading and a link inside code.
     let page = "# Top\n\n## A section\n[ok](#a-section) [bad](#nowhere) `[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n![img](img/x.png)\n";
     assert_eq!(targets(page), vec!["#a-section", "#nowhere", "img/x.png"]);
+    assert_eq!(
+        quoted_docs_paths(
+            "run `bench --out docs/runs/seek`, read `docs/runs/seek/results.md`; not docs/x"
+        ),
+        vec!["docs/runs/seek", "docs/runs/seek/results.md"]
+    );
     let ids = anchors(page);
     assert!(ids.contains("a-section") && ids.contains("top") && !ids.contains("nowhere"));
     assert_eq!(

@@ -5,8 +5,8 @@
 
 use std::process::Command;
 
-use entity_layouts::bench::output::read_results;
-use entity_layouts::bench::record::Query;
+use entity_layouts::bench::report::output::read_results;
+use entity_layouts::bench::report::record::Query;
 use entity_layouts::{LayoutKind, Swarm};
 
 #[test]

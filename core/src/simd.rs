@@ -79,6 +79,16 @@ impl fmt::Display for SimdTier {
     }
 }
 
+/// The SIMD features this binary was compiled for (not what the CPU could do).
+pub fn target_features() -> String {
+    let mut on = vec![std::env::consts::ARCH];
+    macro_rules! feature {
+        ($($f:literal),*) => { $( if cfg!(target_feature = $f) { on.push($f); } )* };
+    }
+    feature!("sse2", "sse4.2", "avx", "avx2", "fma", "avx512f", "neon");
+    on.join("+")
+}
+
 /// The tiers this CPU has, narrowest first; always starts with [`SimdTier::Baseline`].
 pub fn available() -> &'static [SimdTier] {
     static TIERS: OnceLock<Vec<SimdTier>> = OnceLock::new();

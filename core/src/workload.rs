@@ -10,6 +10,10 @@ use crate::error::SimError;
 use crate::scalar::Scalar;
 
 /// The world rectangle entities live in, in world units (x right, y up, origin at a corner).
+/// The seed the bench and the counters spawn from: one constant below both, so that the
+/// counters' processes build the very populations the bench measures.
+pub const SEED: u64 = 42;
+
 pub const WORLD_WIDTH: f64 = 1600.0;
 pub const WORLD_HEIGHT: f64 = 900.0;
 /// Regen clamps energy here (the studies' `if (energy > 100) energy = 100`).

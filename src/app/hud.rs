@@ -120,7 +120,7 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                         budget_color(simulate),
                     );
                     if let Some(split) =
-                        super::panel::system_split(stats, sim.driver.systems().seeks())
+                        super::stats::system_split(stats, sim.driver.systems().seeks())
                     {
                         big(ui, split, 24.0, Color32::LIGHT_GRAY);
                     }

@@ -290,9 +290,10 @@ fn readings_part(
         Shown::Boxes { regions, range, .. } => stride_summary(ui, regions, range.as_ref()),
     }
     if sim.driver.systems().seeks() && !kind.is_gpu() {
-        // The first 65 ids have no earlier clump-mate to seek (`workload::GROUPS`): the next 64
-        // entities are the ones whose targets are counted.
-        let seekers = WINDOW..(2 * WINDOW).min(sim.driver.len());
+        // The first `GROUPS` (65) ids have no earlier clump-mate to seek: the next 64 entities,
+        // every one with a target, are the ones whose targets are counted.
+        let first = crate::workload::GROUPS as usize;
+        let seekers = first.min(sim.driver.len())..(first + WINDOW).min(sim.driver.len());
         seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
     }
     ui.separator();

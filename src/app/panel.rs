@@ -22,7 +22,7 @@ use super::render::{Drawing, PointsView};
 use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
 use super::sim::{Request, Sim};
 use super::stage::stage;
-use super::stats::{FrameStats, Series, WINDOW_S};
+use super::stats::{FrameStats, Series, WINDOW_S, system_split};
 use super::talk::LAYOUT_KEYS;
 use super::{Canvas, ResidentMemory, UiState};
 
@@ -505,19 +505,6 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing)
                 .on_hover_text("the points' passes on the GPU, p50 (timestamp queries)");
         }
     });
-}
-
-/// Each system's share of simulate, p50 at the current setting: `move 1.20 · regen 0.31 ms`,
-/// with `seek` first when it runs. `None` before a steady frame at this setting.
-pub fn system_split(stats: &FrameStats, seeks: bool) -> Option<String> {
-    let p50 = |s: &super::stats::Series| s.points().next().map(|_| s.summary().0);
-    let (moving, regen) = (p50(&stats.moving)?, p50(&stats.regen)?);
-    Some(match (seeks, p50(&stats.seek)) {
-        (true, Some(seek)) => {
-            format!("seek {seek:.2} · move {moving:.2} · regen {regen:.2} ms")
-        }
-        _ => format!("move {moving:.2} · regen {regen:.2} ms"),
-    })
 }
 
 /// The y-axis top: at least three budgets, at most six, p99 in between, so the budget line always

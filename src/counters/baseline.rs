@@ -59,7 +59,7 @@ impl Baseline {
     pub fn new(geometry: String, n: usize, tolerance_pct: f64) -> Self {
         Self {
             geometry,
-            target: crate::bench::machine::target_features(),
+            target: crate::simd::target_features(),
             n,
             tolerance_pct,
             layouts: BTreeMap::new(),

@@ -27,7 +27,7 @@ use crate::threads::Threads;
 use crate::workload::Dt;
 
 /// The seed the counted populations spawn from (the bench's).
-pub const SEED: u64 = crate::bench::SEED;
+pub const SEED: u64 = crate::workload::SEED;
 
 /// What to count: `frames` frames of `layout` at `n` entities, after `warmup` frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,17 +27,20 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
 
+use crate::layout::components::{
+    Armor, Components, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen, SeekTarget,
+    Storage, Velocity,
+};
+use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
 const REBUILD_FROM: usize = 16_384;
-use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::memory::{MemoryUse, can_allocate};
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
@@ -46,104 +49,8 @@ use crate::workload::{
     EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
 };
 
-/// Which storage a component set asks Bevy for. The component types are generic over it so the
-/// table and sparse-set variants run the very same systems.
-pub trait Storage: Send + Sync + 'static {
-    const TYPE: StorageType;
-}
-
-pub struct InTable;
-pub struct InSparseSet;
-
-impl Storage for InTable {
-    const TYPE: StorageType = StorageType::Table;
-}
-impl Storage for InSparseSet {
-    const TYPE: StorageType = StorageType::SparseSet;
-}
-
-/// Declares a component generic over the scalar and the storage: what `#[derive(Component)]`
-/// with `#[component(storage = ...)]` does, but with the storage chosen by a type parameter.
-macro_rules! component {
-    ($(#[$doc:meta])* $name:ident { $($field:ident),+ }) => {
-        $(#[$doc])*
-        // flecs' derive makes the same struct a flecs component too (`flecs_world.rs`).
-        #[derive(flecs_ecs::prelude::Component)]
-        pub struct $name<S: Scalar, K: Storage> {
-            $(pub $field: S,)+
-            _storage: PhantomData<fn() -> K>,
-        }
-
-        impl<S: Scalar, K: Storage> $name<S, K> {
-            #[inline]
-            pub fn new($($field: S),+) -> Self {
-                Self { $($field,)+ _storage: PhantomData }
-            }
-        }
-
-        impl<S: Scalar, K: Storage> Component for $name<S, K> {
-            const STORAGE_TYPE: StorageType = K::TYPE;
-            type Mutability = Mutable;
-        }
-    };
-}
-
-component!(
-    /// Where the entity is.
-    Position { x, y }
-);
-component!(
-    /// How fast it moves, world units per second.
-    Velocity { x, y }
-);
-component!(Health { hp });
-component!(Energy { value });
-component!(Regen { per_second });
-component!(Armor { value });
-
-/// The stable id every layout keys its checksum by.
-#[derive(flecs_ecs::prelude::Component)]
-pub struct EntityId<K: Storage>(pub u64, PhantomData<fn() -> K>);
-
-impl<K: Storage> EntityId<K> {
-    pub fn new(id: u64) -> Self {
-        Self(id, PhantomData)
-    }
-}
-
-impl<K: Storage> Component for EntityId<K> {
-    const STORAGE_TYPE: StorageType = K::TYPE;
-    type Mutability = Mutable;
-}
-
-/// The entity this one seeks, as Bevy code holds another entity: its `Entity` (none for a seeker
-/// without a target; one that was despawned is found missing by `Query::get`).
-pub struct SeekTarget<K: Storage>(pub Option<Entity>, PhantomData<fn() -> K>);
-
-impl<K: Storage> SeekTarget<K> {
-    pub fn new(target: Option<Entity>) -> Self {
-        Self(target, PhantomData)
-    }
-}
-
-impl<K: Storage> Component for SeekTarget<K> {
-    const STORAGE_TYPE: StorageType = K::TYPE;
-    type Mutability = Mutable;
-}
-
 /// An entity's id and all six components, read-only.
 type Everything<S, K> = Components<'static, S, K>;
-
-/// One entity's components, borrowed from the world.
-pub type Components<'a, S, K> = (
-    &'a EntityId<K>,
-    &'a Position<S, K>,
-    &'a Velocity<S, K>,
-    &'a Health<S, K>,
-    &'a Energy<S, K>,
-    &'a Regen<S, K>,
-    &'a Armor<S, K>,
-);
 
 /// What the systems read for this step: a resource, as Bevy systems get their parameters.
 #[derive(Resource)]
@@ -414,7 +321,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         };
         let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
             (
-                EntityId::<K>(id, PhantomData),
+                EntityId::<K>::new(id),
                 Position::<S, K>::new(s.x, s.y),
                 Velocity::<S, K>::new(s.vx, s.vy),
                 Health::<S, K>::new(s.hp),

@@ -31,10 +31,10 @@ use std::sync::Mutex;
 // The binding's traits carry most of its methods (`id`, `with`, `par_each`, ...): its prelude.
 use flecs_ecs::prelude::*;
 
-use crate::layout::ecs::{
-    Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Velocity, push_regions,
-    state_of,
+use crate::layout::components::{
+    Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Velocity,
 };
+use crate::layout::ecs::{push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;

@@ -21,10 +21,10 @@ use std::ops::Range;
 
 use hecs::{Entity, World};
 
-use crate::layout::ecs::{
-    Armor, Components, Energy, EntityId, Health, InTable, Position, Regen, Velocity, push_regions,
-    state_of,
+use crate::layout::components::{
+    Armor, Components, Energy, EntityId, Health, InTable, Position, Regen, Velocity,
 };
+use crate::layout::ecs::{push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;

@@ -5,7 +5,7 @@
 //! where two ECS libraries differ in the tables, the difference is their storage and iteration,
 //! not the loop.
 
-use crate::layout::ecs::{Energy, InTable, Position, Regen, Storage, Velocity};
+use crate::layout::components::{Energy, InTable, Position, Regen, Storage, Velocity};
 use crate::scalar::Scalar;
 use crate::simd::Kernel;
 use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH, move_coordinate, move_one, regen_one};

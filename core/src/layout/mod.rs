@@ -10,6 +10,7 @@
 mod aos;
 mod boxed;
 pub mod chunks;
+mod components;
 mod dyn_agents;
 mod ecs;
 mod flecs_world;
@@ -32,11 +33,11 @@ use std::time::Duration;
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
 pub use chunks::Chunks;
-pub use dyn_agents::DynAgents;
-pub use ecs::{
-    Armor, EcsLayout, EcsVariant, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen,
-    Storage, Velocity,
+pub use components::{
+    Armor, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen, Storage, Velocity,
 };
+pub use dyn_agents::DynAgents;
+pub use ecs::{EcsLayout, EcsVariant};
 pub use flecs_world::FlecsLayout;
 pub use hecs_world::HecsLayout;
 pub use interleaved::MoveInterleaved;
@@ -454,7 +455,7 @@ pub fn create_cpu_f64(kind: LayoutKind) -> Option<Box<dyn Layout<f64>>> {
 fn build_cpu<S: Scalar>(kind: LayoutKind) -> Option<Box<dyn Layout<S>>> {
     Some(match kind {
         LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
-        LayoutKind::EcsSparse => Box::new(EcsLayout::<S, ecs::InSparseSet>::sparse()),
+        LayoutKind::EcsSparse => Box::new(EcsLayout::<S, InSparseSet>::sparse()),
         LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
         LayoutKind::Hecs => Box::new(HecsLayout::<S>::new(false)),
         LayoutKind::HecsTuned => Box::new(HecsLayout::<S>::new(true)),

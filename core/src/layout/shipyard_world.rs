@@ -27,10 +27,10 @@ use std::ops::Range;
 
 use shipyard::{EntityId, Get, IntoIter, View, ViewMut, World, track};
 
-use crate::layout::ecs::{
+use crate::layout::components::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
-    push_regions, state_of,
 };
+use crate::layout::ecs::{push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, ReserveError};

@@ -197,7 +197,7 @@ pub struct Drawing {
     pub frames_since_change: u32,
     /// A software adapter (lavapipe): its timestamps do not cover a compute dispatch (the
     /// compute renderer's measured draw stays at 5 ms from 10k to 10M points while its frame
-    /// grows by 25 ns a point; docs/RESULTS.md, drawing millions).
+    /// grows by 25 ns a point; docs/results/drawing.md).
     software_adapter: bool,
 }
 

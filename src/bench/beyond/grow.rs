@@ -1,0 +1,115 @@
+//! Growing to a big count the way the app does (past the studies): the request reserves room for
+//! the whole target, then each frame spawns for its share of time ([`COPY_BUDGET`]) and steps
+//! the population so far. What a speaker sees is the longest frame: a `Vec` or Bevy table that
+//! doubles copies everything it holds within one frame.
+
+use std::time::Instant;
+
+use crate::action::Action;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, ms_since, table};
+use crate::bench::report::harness::Stats;
+use crate::bench::report::record::{Query, Record};
+use crate::driver::Driver;
+use crate::layout::LayoutKind;
+use crate::pace::COPY_BUDGET;
+use crate::workload::SEED;
+
+pub struct Grow;
+
+const NAME: &str = "grow";
+const LAYOUTS: [LayoutKind; 4] = [
+    LayoutKind::Soa,
+    LayoutKind::Aos,
+    LayoutKind::Boxed,
+    LayoutKind::EcsTable,
+];
+
+fn target(cfg: &BenchConfig) -> usize {
+    cfg.pick(10_000_000, 1_000_000)
+}
+
+impl Experiment for Grow {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both: growing the population frame by frame"
+    }
+
+    fn title(&self) -> &'static str {
+        "Growing over frames: the app's entity slider from 0 to the top (past the studies)"
+    }
+
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        LAYOUTS.iter().map(|k| k.name()).collect()
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let kind = cell.parse::<LayoutKind>()?;
+        let n = target(cfg);
+        let mut driver: Driver = Driver::new(kind, SEED)?;
+        let t = Instant::now();
+        driver.apply(&Action::Count(n))?;
+        let request_ms = ms_since(t);
+        let mut spawn = Vec::new();
+        let mut frames = Vec::new();
+        while driver.len() < n {
+            let t = Instant::now();
+            let report = driver.frame_step();
+            if let Some(e) = report.error {
+                return Err(e.into());
+            }
+            spawn.push(ms(report.grow));
+            frames.push(ms_since(t));
+        }
+        let rec = Record::new(NAME, kind.name(), "f32", n);
+        Ok(vec![
+            rec.clone().value("request_ms", "ms", request_ms),
+            rec.clone().value("frames", "frames", spawn.len() as f64),
+            rec.clone()
+                .value("spawn_total_ms", "ms", spawn.iter().sum()),
+            rec.clone().value("spawn_max_ms", "ms", max_of(&spawn)),
+            rec.clone().value("frame_max_ms", "ms", max_of(&frames)),
+            rec.with("spawn_ms_per_frame", "ms", Stats::from_samples(spawn)),
+        ])
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let rows: Vec<Vec<String>> = LAYOUTS
+            .iter()
+            .filter_map(|kind| {
+                let get = |metric: &str| Query::metric(metric).layout(&kind.name()).find(mine);
+                Some(vec![
+                    format!("`{kind}`"),
+                    fmt_num(get("request_ms")?.p50),
+                    fmt_num(get("frames")?.p50),
+                    fmt_num(get("spawn_total_ms")?.p50),
+                    format!(
+                        "{} / {}",
+                        fmt_num(get("spawn_ms_per_frame")?.p50),
+                        fmt_num(get("spawn_max_ms")?.p50)
+                    ),
+                    fmt_num(get("frame_max_ms")?.p50),
+                ])
+            })
+            .collect();
+        format!(
+            "0 to {} entities, f32, one thread, spawning for {} ms of each frame (`pace::COPY_BUDGET`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
+            fmt_count(target(cfg) as u64),
+            COPY_BUDGET.as_millis(),
+            table(
+                &[
+                    "layout",
+                    "request, ms",
+                    "frames",
+                    "spawning total, ms",
+                    "spawn per frame p50 / max, ms",
+                    "longest frame, ms",
+                ],
+                &rows
+            )
+        )
+    }
+}

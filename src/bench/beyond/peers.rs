@@ -1,0 +1,592 @@
+//! Peers: Bevy beside the other ECS libraries (hecs, flecs, shipyard), each in its idiomatic and
+//! its tuned form, and our `soa`, on the one workload every layout runs bit for bit alike. Per
+//! layout and count (10k, 1M, 10M; f32, the baseline SIMD tier, so every tuned form runs the
+//! same kernel):
+//!
+//! - the frame (move + regen) on one thread and on all cores, each the median of [`REPS`] fresh
+//!   processes with its spread;
+//! - cachegrind's instructions and L1d misses per entity per frame, at [`COUNTED_N`];
+//! - spawning [`SPAWN_N`] entities into an empty world, in entities per second;
+//! - churn: 10,000 despawns and 10,000 spawns per frame over 100,000 entities;
+//! - resident bytes per entity, a fresh process's growth while it fills [`SPAWN_N`] entities.
+//!
+//! And the two operations ecs_bench_suite measured that our workload lacks, for the ECS
+//! libraries ([`crate::bench::kit::ecs_ops`]):
+//! - iterating a fragmented world: [`FRAGMENTED_N`] entities spread over [`ARCHETYPES`]
+//!   archetypes by 13 marker components (the `fragmentation` experiment's shape), one `move`
+//!   pass of the layout's own form, against the same world in one archetype;
+//! - adding and then removing one marker on every one of [`TOGGLED_N`] entities (the `migration`
+//!   experiment's shape), per entity.
+
+use std::time::Instant;
+
+use crate::bench::kit::ecs_ops::{MARKERS, marked};
+use crate::bench::kit::frames::frame_stats_on;
+use crate::bench::kit::seeded::fill_seeded;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::harness::measure;
+use crate::bench::report::record::{Query, Record};
+use crate::bench::report::spread::{median, range, short, spread};
+use crate::counters::FrameSpec;
+use crate::counters::cachegrind::{self, PINNED};
+use crate::layout::LayoutKind;
+use crate::memory::{release_to_os, resident_bytes};
+use crate::simd::SimdTier;
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+use crate::workload::SEED;
+use crate::workload::{Dt, EntityState, SpawnPattern, spawn_range};
+
+pub struct Peers;
+
+pub const NAME: &str = "peers";
+/// Bevy's three layouts, the peers' six, and our `soa`.
+pub const LAYOUTS: [LayoutKind; 10] = [
+    LayoutKind::EcsTable,
+    LayoutKind::EcsSparse,
+    LayoutKind::EcsContiguous,
+    LayoutKind::Hecs,
+    LayoutKind::HecsTuned,
+    LayoutKind::Flecs,
+    LayoutKind::FlecsTuned,
+    LayoutKind::Shipyard,
+    LayoutKind::ShipyardTuned,
+    LayoutKind::Soa,
+];
+/// The libraries' tuned forms the Bevy target is read against.
+const TUNED_PEERS: [LayoutKind; 3] = [
+    LayoutKind::HecsTuned,
+    LayoutKind::FlecsTuned,
+    LayoutKind::ShipyardTuned,
+];
+/// Fresh processes per frame figure.
+const REPS: usize = 5;
+/// Where the instructions and misses are counted: past the L2 of today's machines, so the
+/// misses are the layout's, and small enough for cachegrind to build in seconds.
+const COUNTED_N: usize = 1_000_000;
+const SPAWN_N: usize = 1_000_000;
+/// The fragmented world's entities and archetypes (the `fragmentation` experiment's).
+const FRAGMENTED_N: usize = 500_000;
+const ARCHETYPES: usize = 4096;
+/// Entities whose marker is added and removed.
+const TOGGLED_N: usize = 100_000;
+/// The churn's base and per-frame share (the `churn` experiment's).
+const CHURN: (usize, usize) = (100_000, 10_000);
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000])
+}
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(REPS, 1)
+}
+
+fn layout_of(c: &Cell, text: &str, expected: &str) -> Result<LayoutKind, BenchError> {
+    text.parse::<LayoutKind>()
+        .ok()
+        .filter(|k| LAYOUTS.contains(k))
+        .ok_or_else(|| c.bad(expected))
+}
+
+fn frame_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    n: usize,
+    threads: Threads,
+    rep: usize,
+) -> Result<Vec<Record>, BenchError> {
+    let stats = frame_stats_on::<f32>(kind, n, threads, SimdTier::Baseline, &cfg.method)?;
+    Ok(vec![
+        Record::new(NAME, kind.name(), "f32", n)
+            .threads(threads)
+            .param(format!("rep={rep}"))
+            .with("frame_ms", "ms", stats),
+    ])
+}
+
+fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(COUNTED_N, 10_000);
+    let exe = crate::bench::report::child::this_binary(NAME, cell)?;
+    let rec = Record::new(NAME, kind.name(), "f32", n);
+    Ok(vec![
+        match cachegrind::count(&exe, &FrameSpec::for_count(kind, n), &PINNED) {
+            Ok(sim) => rec
+                .clone()
+                .value("instructions", "per entity", sim.per_entity.instructions)
+                .param(format!("l1d_misses={}", sim.per_entity.l1d_misses)),
+            Err(reason) => rec.param(reason).value("unavailable", "cells", 1.0),
+        },
+    ])
+}
+
+/// The population every spawn and memory cell pushes: the bench seed's first `n` entities.
+fn seeded(n: usize) -> (Vec<u64>, Vec<EntityState<f32>>) {
+    let mut states = Vec::with_capacity(n);
+    spawn_range(SpawnPattern::default(), SEED, 0, n, &mut states);
+    ((0..n as u64).collect(), states)
+}
+
+/// Spawns `n` entities into a fresh layout three times; the median rate, in entities per second.
+fn spawn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(SPAWN_N, 100_000);
+    let (ids, states) = seeded(n);
+    let mut rates = Vec::new();
+    for _ in 0..3 {
+        let mut layout = kind.create_cpu::<f32>().expect("the peers are CPU layouts");
+        let t = Instant::now();
+        layout.try_reserve(n).map_err(|e| BenchError::Worker {
+            experiment: NAME.into(),
+            cell: format!("spawn:{kind}"),
+            reason: format!("{e:?}"),
+        })?;
+        layout.push(&ids, &states);
+        rates.push(n as f64 / t.elapsed().as_secs_f64());
+        drop(layout);
+        release_to_os();
+    }
+    let rate = median(&rates).unwrap_or(0.0);
+    Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
+        "spawn_per_s",
+        "entities/s",
+        rate,
+    )])
+}
+
+fn churn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let (base, k) = cfg.pick(CHURN, (20_000, 2_000));
+    let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
+    let mut failed = None;
+    let stats = measure(&cfg.method, || {
+        if let Err(e) = swarm.churn(k) {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    Ok(vec![
+        Record::new(NAME, kind.name(), "f32", base)
+            .param(format!("k={k}"))
+            .with("churn_ms", "ms", stats),
+    ])
+}
+
+/// A fresh process's resident growth while one layout takes `n` entities, per entity: what the
+/// library really holds (slack, indices, bookkeeping), not what its design says it should.
+fn memory_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(SPAWN_N, 100_000);
+    let (ids, states) = seeded(n);
+    let before = resident_bytes().unwrap_or(0);
+    let mut layout = kind.create_cpu::<f32>().expect("the peers are CPU layouts");
+    layout.push(&ids, &states);
+    let after = resident_bytes().unwrap_or(0);
+    std::hint::black_box(&mut layout);
+    let per_entity = after.saturating_sub(before) as f64 / n as f64;
+    Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
+        "resident_bytes",
+        "B/entity",
+        per_entity,
+    )])
+}
+
+/// One `move` pass of the layout's own form over [`FRAGMENTED_N`] entities in `archetypes`
+/// archetypes, ns per entity.
+fn fragmented_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    archetypes: usize,
+) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(FRAGMENTED_N, 50_000);
+    let Some(mut world) = marked(kind) else {
+        return Ok(Vec::new());
+    };
+    fill_seeded(world.layout(), n);
+    for i in 0..n {
+        let archetype = i % archetypes;
+        for bit in (0..MARKERS).filter(|b| archetype & (1 << b) != 0) {
+            world.mark(i, bit);
+        }
+    }
+    let layout = world.layout();
+    let dt = Dt::default().as_scalar::<f32>();
+    let stats = measure(&cfg.method, || layout.step_move(dt, Threads::One));
+    Ok(vec![
+        Record::new(NAME, kind.name(), "f32", n)
+            .param(format!("archetypes={archetypes}"))
+            .with("fragmented_ns", "ns", stats.scaled(1e6 / n as f64)),
+    ])
+}
+
+/// Adds one marker to every one of [`TOGGLED_N`] entities, then removes it from every one, three
+/// times; the median ns per add and per remove.
+fn toggle_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(TOGGLED_N, 20_000);
+    let Some(mut world) = marked(kind) else {
+        return Ok(Vec::new());
+    };
+    fill_seeded(world.layout(), n);
+    let (mut adds, mut removes) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let t = Instant::now();
+        (0..n).for_each(|i| world.mark(i, 0));
+        adds.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        let t = Instant::now();
+        (0..n).for_each(|i| world.unmark(i, 0));
+        removes.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+    }
+    let rec = Record::new(NAME, kind.name(), "f32", n);
+    Ok(vec![
+        rec.clone()
+            .value("add_ns", "ns", median(&adds).unwrap_or(0.0)),
+        rec.value("remove_ns", "ns", median(&removes).unwrap_or(0.0)),
+    ])
+}
+
+/// Bevy's tuned ECS over the fastest other library's tuned form (by the median), one thread, at
+/// `n`: the ratio of each process number's two frames. The target reads it (x1.10).
+pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind, Vec<f64>)> {
+    let of = |kind: LayoutKind| -> Vec<(String, f64)> {
+        records
+            .iter()
+            .filter(|r| {
+                r.experiment == NAME
+                    && r.metric == "frame_ms"
+                    && r.layout == kind.name()
+                    && r.n == n as u64
+                    && r.threads == "1"
+            })
+            .map(|r| (r.param.clone(), r.p50))
+            .collect()
+    };
+    let (peer, peer_frames) = TUNED_PEERS
+        .iter()
+        .map(|&kind| (kind, of(kind)))
+        .filter_map(|(kind, frames)| {
+            let m = median(&frames.iter().map(|f| f.1).collect::<Vec<_>>())?;
+            Some((kind, frames, m))
+        })
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(kind, frames, _)| (kind, frames))?;
+    let ratios: Vec<f64> = of(LayoutKind::EcsContiguous)
+        .iter()
+        .filter_map(|(rep, bevy)| {
+            let (_, p) = peer_frames.iter().find(|(r, _)| r == rep)?;
+            Some(bevy / p)
+        })
+        .collect();
+    (!ratios.is_empty()).then_some((peer, ratios))
+}
+
+/// `records` with the process number after their param (`rep=N`, or `...;rep=N`).
+fn with_rep(records: Vec<Record>, rep: usize) -> Vec<Record> {
+    records
+        .into_iter()
+        .map(|r| {
+            let param = if r.param.is_empty() {
+                format!("rep={rep}")
+            } else {
+                format!("{};rep={rep}", r.param)
+            };
+            r.param(param)
+        })
+        .collect()
+}
+
+/// The param without its process number.
+fn knob(param: &str) -> &str {
+    param
+        .split(';')
+        .find(|p| !p.starts_with("rep="))
+        .unwrap_or("")
+}
+
+/// The median over processes of one operation's figure (`knob` as in [`knob`]).
+fn ops_median(mine: &[Record], metric: &str, kind: LayoutKind, wanted: &str) -> Option<f64> {
+    let values: Vec<f64> = mine
+        .iter()
+        .filter(|r| r.metric == metric && r.layout == kind.name() && knob(&r.param) == wanted)
+        .map(|r| r.p50)
+        .collect();
+    median(&values)
+}
+
+/// The per-process p50s of one frame figure.
+fn processes(mine: &[Record], kind: LayoutKind, n: usize, threads: &str) -> Vec<f64> {
+    mine.iter()
+        .filter(|r| {
+            r.metric == "frame_ms"
+                && r.layout == kind.name()
+                && r.n == n as u64
+                && r.threads == threads
+        })
+        .map(|r| r.p50)
+        .collect()
+}
+
+/// The median over processes of a figure with one knob per layout (every operation but the
+/// fragmented pass); the one count for the instructions.
+fn value(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
+    let values: Vec<f64> = mine
+        .iter()
+        .filter(|r| r.metric == metric && r.layout == kind.name())
+        .map(|r| r.p50)
+        .collect();
+    median(&values)
+}
+
+fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f64> {
+    ops_median(
+        mine,
+        "fragmented_ns",
+        kind,
+        &format!("archetypes={archetypes}"),
+    )
+}
+
+fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
+    Query::metric("instructions")
+        .layout(&kind.name())
+        .find(mine)?
+        .param
+        .strip_prefix("l1d_misses=")?
+        .parse()
+        .ok()
+}
+
+impl Experiment for Peers {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both: hecs, flecs and shipyard beside Bevy"
+    }
+
+    fn title(&self) -> &'static str {
+        "Peers: Bevy beside hecs, flecs and shipyard, idiomatic and tuned (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for rep in 0..reps(cfg) {
+                for threads in Threads::BOTH {
+                    for kind in LAYOUTS {
+                        cells.push(format!("frame:{kind}:{n}:{threads}:{rep}"));
+                    }
+                }
+            }
+        }
+        cells.extend(LAYOUTS.iter().map(|kind| format!("count:{kind}")));
+        for rep in 0..reps(cfg) {
+            for what in ["spawn", "churn", "memory"] {
+                for kind in LAYOUTS {
+                    cells.push(format!("{what}:{kind}:{rep}"));
+                }
+            }
+            for kind in LAYOUTS.into_iter().filter(|&k| marked(k).is_some()) {
+                cells.push(format!("fragmented:{kind}:1:{rep}"));
+                cells.push(format!("fragmented:{kind}:{ARCHETYPES}:{rep}"));
+                cells.push(format!("toggle:{kind}:{rep}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let expected = "frame:<layout>:<n>:<1|all>:<rep>, fragmented:<layout>:<archetypes>:<rep>, count:<layout> or spawn|churn|memory|toggle:<layout>:<rep>, for a layout of peers";
+        let c = Cell::new(NAME, cell);
+        let parts: Vec<&str> = cell.split(':').collect();
+        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
+        match parts.as_slice() {
+            ["frame", layout, n, threads, rep] => {
+                let threads = match *threads {
+                    "1" => Threads::One,
+                    "all" => Threads::All,
+                    _ => return Err(c.bad(expected)),
+                };
+                let kind = layout_of(&c, layout, expected)?;
+                frame_cell(cfg, kind, number(n)?, threads, number(rep)?)
+            }
+            ["count", layout] => count_cell(cfg, cell, layout_of(&c, layout, expected)?),
+            [what, layout, rep] if ["spawn", "churn", "memory", "toggle"].contains(what) => {
+                let (kind, rep) = (layout_of(&c, layout, expected)?, number(rep)?);
+                let records = match *what {
+                    "spawn" => spawn_cell(cfg, kind),
+                    "churn" => churn_cell(cfg, kind),
+                    "memory" => memory_cell(cfg, kind),
+                    _ => toggle_cell(cfg, kind),
+                }?;
+                Ok(with_rep(records, rep))
+            }
+            ["fragmented", layout, archetypes, rep] => {
+                let archetypes = number(archetypes)?;
+                if !(1..=1 << MARKERS).contains(&archetypes) {
+                    return Err(c.bad(expected));
+                }
+                let kind = layout_of(&c, layout, expected)?;
+                Ok(with_rep(
+                    fragmented_cell(cfg, kind, archetypes)?,
+                    number(rep)?,
+                ))
+            }
+            _ => Err(c.bad(expected)),
+        }
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let (base, k) = cfg.pick(CHURN, (20_000, 2_000));
+        let mut md = format!(
+            "f32, baseline SIMD tier (every tuned form runs the same kernel); frame = move + regen, p50 ms per process, the median of {} processes [min..max]; \"vs best\" divides by the fastest layout's median at that count and thread setting. Instructions and L1d misses: cachegrind per entity per frame at {} entities. Spawn: {} entities into an empty world, median of 3. Churn: {k} despawns + {k} spawns per frame over {base}. Resident: a fresh process's growth while it fills {} entities. Fragmented: one `move` pass of the form's own iteration over {} entities in 1 and in {ARCHETYPES} archetypes (13 marker components). Add / remove: one marker component on each of {} entities, then off each, median of 3.\n\n",
+            reps(cfg),
+            short(cfg.pick(COUNTED_N, 10_000)),
+            short(cfg.pick(SPAWN_N, 100_000)),
+            short(cfg.pick(SPAWN_N, 100_000)),
+            short(cfg.pick(FRAGMENTED_N, 50_000)),
+            short(cfg.pick(TOGGLED_N, 20_000)),
+        );
+        for n in counts(cfg) {
+            let best = |threads: &str| {
+                LAYOUTS
+                    .iter()
+                    .filter_map(|&kind| median(&processes(mine, kind, n, threads)))
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let (best_one, best_all) = (best("1"), best("all"));
+            let rows: Vec<Vec<String>> = LAYOUTS
+                .iter()
+                .map(|&kind| {
+                    let one = processes(mine, kind, n, "1");
+                    let all = processes(mine, kind, n, "all");
+                    let vs = |values: &[f64], best: f64| {
+                        median(values).map_or("-".into(), |m| format!("x{:.2}", m / best))
+                    };
+                    vec![
+                        format!("`{kind}`"),
+                        range(&one),
+                        vs(&one, best_one),
+                        range(&all),
+                        vs(&all, best_all),
+                    ]
+                })
+                .collect();
+            md.push_str(&format!("**{} entities**, the frame:\n\n", short(n)));
+            md.push_str(&table(
+                &[
+                    "layout",
+                    "1 thread, ms",
+                    "vs best",
+                    "all cores, ms",
+                    "vs best",
+                ],
+                &rows,
+            ));
+            md.push('\n');
+        }
+        let rows: Vec<Vec<String>> = LAYOUTS
+            .iter()
+            .map(|&kind| {
+                let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
+                vec![
+                    format!("`{kind}`"),
+                    kind.label(),
+                    opt(value(mine, "instructions", kind), |v| format!("{v:.1}")),
+                    opt(l1d_misses(mine, kind), |v| format!("{v:.3}")),
+                    opt(value(mine, "spawn_per_s", kind), |v| {
+                        format!("{:.1} M/s", v / 1e6)
+                    }),
+                    opt(value(mine, "churn_ms", kind), fmt_num),
+                    opt(value(mine, "resident_bytes", kind), |v| format!("{v:.0}")),
+                    opt(fragmented(mine, kind, 1), fmt_num),
+                    match (
+                        fragmented(mine, kind, ARCHETYPES),
+                        fragmented(mine, kind, 1),
+                    ) {
+                        (Some(v), Some(one)) => {
+                            format!("{} ({:+.0}%)", fmt_num(v), (v / one - 1.0) * 100.0)
+                        }
+                        _ => "-".into(),
+                    },
+                    opt(value(mine, "add_ns", kind), fmt_num),
+                    opt(value(mine, "remove_ns", kind), fmt_num),
+                ]
+            })
+            .collect();
+        md.push_str(&format!(
+            "**The operations** (instructions: one cachegrind count; the others the median of {} processes):\n\n",
+            reps(cfg)
+        ));
+        md.push_str(&table(
+            &[
+                "layout",
+                "what it is",
+                "instructions / entity",
+                "L1d misses / entity",
+                "spawn",
+                "churn, ms per frame",
+                "resident B / entity",
+                "move, 1 archetype, ns / entity",
+                &format!("move, {ARCHETYPES} archetypes (vs 1)"),
+                "add a component, ns",
+                "remove it, ns",
+            ],
+            &rows,
+        ));
+        md.push('\n');
+        for n in counts(cfg).into_iter().filter(|&n| n >= 1_000_000) {
+            if let Some((peer, ratios)) = bevy_vs_fastest_peer(mine, n) {
+                md.push_str(&format!(
+                    "- Target at {}: Bevy's tuned ECS within x1.10 of the fastest library's tuned form (`{peer}`), one thread, per process: x{}.\n",
+                    short(n),
+                    spread(&ratios, |m| m <= 1.10),
+                ));
+            }
+        }
+        for kind in LAYOUTS {
+            if let Some(how) = kind.parallel_note() {
+                md.push_str(&format!("- `{kind}` on all cores: {how}.\n"));
+            }
+        }
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cover_every_layout_both_thread_settings_and_every_operation() {
+        let cfg = BenchConfig::new(true);
+        let cells = Peers.cells(&cfg, &[]);
+        // soa has no markers: no fragmented or toggle cells.
+        assert_eq!(
+            cells.len(),
+            LAYOUTS.len() * 2 + 4 * LAYOUTS.len() + 3 * (LAYOUTS.len() - 1)
+        );
+        assert!(!cells.iter().any(|c| c.starts_with("toggle:soa")));
+        assert!(cells.contains(&"fragmented:hecs:4096:0".to_string()));
+        for kind in LAYOUTS {
+            assert!(cells.contains(&format!("frame:{kind}:10000:all:0")));
+            assert!(cells.contains(&format!("spawn:{kind}:0")));
+        }
+    }
+
+    #[test]
+    fn a_bad_cell_names_what_is_accepted() {
+        let cfg = BenchConfig::new(true);
+        for bad in [
+            "frame:aos:10:1:0",
+            "spawn:nothing:0",
+            "frame:soa:x:1:0",
+            "walk:soa",
+            "fragmented:hecs:0:0",
+            "fragmented:hecs:9000:0",
+            "toggle:hecs",
+        ] {
+            let err = Peers.run_cell(&cfg, bad).unwrap_err().to_string();
+            assert!(err.contains("spawn|churn|memory|toggle"), "{bad}: {err}");
+        }
+    }
+}

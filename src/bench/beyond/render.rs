@@ -1,0 +1,422 @@
+//! Past the studies: what drawing the points costs, per renderer. The app itself, headless (its
+//! offscreen image, the same render graph as the window), is run as a child process with a
+//! script of interleaved rounds: the compute rasterizer, then the instanced quads, then compute
+//! again, each round held for some steady frames. The app's own summary gives, per renderer, the
+//! frame's p50 and the points' GPU time (Bevy's render diagnostic: timestamp queries around the
+//! points' passes). Each cell is one process; a figure is the median over processes
+//! [min..max], as the headline's are.
+//!
+//! The targets (lavapipe, 2 cores): at 1M the compute renderer's time at most 1/10 of the
+//! quads' (read as the frame's rest: lavapipe's timestamps do not cover a compute dispatch); a 1M frame (soa, 1280x720) at most 60 ms; a 10M frame at most 400 ms. On a real GPU:
+//! the gpu layout's 100M at 60 fps at 1920x1080; at 10M, drawing in at most 2 ms.
+//!
+//! Without a GPU adapter (not even a software one) the app cannot start: the experiment says
+//! why and records nothing else, like `gpu`.
+
+use std::process::Command;
+
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::format::table;
+use crate::bench::report::record::{Query, Record};
+use crate::bench::report::spread::{range, short, spread, summary};
+use crate::catalog::capacity_limit;
+use crate::layout::LayoutKind;
+use crate::renderer::Renderer;
+
+pub struct Render;
+
+const NAME: &str = "render";
+const SEED: u64 = 42;
+/// The cell recorded when the app cannot start for want of an adapter.
+const NO_ADAPTER: &str = "no-adapter";
+/// Where the gpu layout is measured, if the adapter holds it.
+const GPU_COUNT: usize = 100_000_000;
+/// Frames after a renderer change that the app leaves out of its summary (its draw time still
+/// belongs to the other renderer); a round waits them out on top of its steady frames.
+const SETTLE_FRAMES: u64 = 5;
+
+fn sizes(cfg: &BenchConfig) -> Vec<&'static str> {
+    cfg.pick(vec!["1280x720", "1920x1080"], vec!["1280x720"])
+}
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(
+        vec![10_000, 100_000, 1_000_000, 10_000_000],
+        vec![10_000, 100_000],
+    )
+}
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(3, 1)
+}
+
+/// Rounds (each renderer once) and steady frames per renderer per round: fewer at 10M, where
+/// the quads take seconds a frame on a software rasterizer.
+fn rounds(cfg: &BenchConfig, n: usize) -> (usize, u64) {
+    match (cfg.quick, n) {
+        (true, _) => (2, 3),
+        (false, n) if n >= 10_000_000 => (2, 2),
+        _ => (3, 8),
+    }
+}
+
+/// The script one process runs: grow (250,000 entities a frame, compute drawing), then the
+/// interleaved rounds, then exit with the summary.
+fn script(cfg: &BenchConfig, n: usize) -> String {
+    let (rounds, frames) = rounds(cfg, n);
+    let mut text = format!("wait {}\n", n / 250_000 + 3);
+    for _ in 0..rounds {
+        for renderer in Renderer::BOTH {
+            text.push_str(&format!(
+                "renderer {renderer}\nwait {}\n",
+                frames + SETTLE_FRAMES
+            ));
+        }
+    }
+    text.push_str("exit\n");
+    text
+}
+
+/// One summary line's figures, as the app prints them (`src/app/stats.rs`).
+#[derive(Debug, PartialEq)]
+struct SummaryRow {
+    renderer: String,
+    frames: usize,
+    frame_ms: f64,
+    simulate_ms: Option<f64>,
+    rest_ms: f64,
+    draw_ms: Option<f64>,
+}
+
+/// The number after `label` in `line` (`None` for `n/a` or no such label).
+fn after(line: &str, label: &str) -> Option<f64> {
+    let rest = &line[line.find(label)? + label.len()..];
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+fn parse_summary(stdout: &str) -> Vec<SummaryRow> {
+    let rows = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("summary per layout used:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "));
+    rows.filter_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let renderer = words.iter().find_map(|w| w.strip_prefix("renderer="))?;
+        let frames_at = words.iter().position(|w| *w == "frames")?;
+        Some(SummaryRow {
+            renderer: renderer.to_string(),
+            frames: words.get(frames_at.checked_sub(1)?)?.parse().ok()?,
+            frame_ms: after(line, "frame p50")?,
+            simulate_ms: after(line, "simulate p50"),
+            rest_ms: after(line, "rest p50")?,
+            draw_ms: after(line, "draw p50"),
+        })
+    })
+    .collect()
+}
+
+impl Experiment for Render {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both (no real renderer): drawing millions"
+    }
+
+    fn title(&self) -> &'static str {
+        "Drawing millions: the compute rasterizer against instanced quads (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for size in sizes(cfg) {
+            let mut layouts: Vec<(LayoutKind, usize)> = counts(cfg)
+                .into_iter()
+                .map(|n| (LayoutKind::Soa, n))
+                .collect();
+            if !cfg.quick {
+                layouts.push((LayoutKind::Gpu, GPU_COUNT));
+            }
+            for (layout, n) in layouts {
+                for rep in 0..reps(cfg) {
+                    cells.push(format!("size={size}:layout={layout}:n={n}:rep={rep}"));
+                }
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let expected = "size=WxH:layout=L:n=N:rep=K";
+        let c = Cell::new(NAME, cell);
+        let [size, layout, n, rep] = c.parts::<4>(expected)?;
+        let size = size.strip_prefix("size=").ok_or_else(|| c.bad(expected))?;
+        let layout: LayoutKind = layout
+            .strip_prefix("layout=")
+            .and_then(|l| l.parse().ok())
+            .ok_or_else(|| c.bad(expected))?;
+        let n: usize = c.number(n.strip_prefix("n=").unwrap_or(""), expected)?;
+        let rep: usize = c.number(rep.strip_prefix("rep=").unwrap_or(""), expected)?;
+        if layout.is_gpu() {
+            match capacity_limit(layout) {
+                Some(limit) if n <= limit.max_entities => {}
+                Some(limit) => {
+                    eprintln!("render: gpu at {n} skipped: {}", limit.limit);
+                    return Ok(Vec::new());
+                }
+                None => {
+                    eprintln!("render: gpu at {n} skipped: no adapter runs the gpu layout here");
+                    return Ok(Vec::new());
+                }
+            }
+        }
+        let fail = |reason: String| BenchError::Worker {
+            experiment: NAME.into(),
+            cell: cell.into(),
+            reason,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("entity-layouts-render-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| fail(e.to_string()))?;
+        let script_path = dir.join("rounds.script");
+        std::fs::write(&script_path, script(cfg, n)).map_err(|e| fail(e.to_string()))?;
+        let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
+        let output = Command::new(exe)
+            .args(["--headless", "--size", size, "--layout", &layout.name()])
+            .args(["--count", &n.to_string(), "--seed", &SEED.to_string()])
+            .args(["--threads", "all", "--renderer", "compute", "--script"])
+            .arg(&script_path)
+            .output()
+            .map_err(|e| fail(format!("cannot start the app: {e}")));
+        let _ = std::fs::remove_dir_all(&dir);
+        let output = output?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(line) = stderr
+            .lines()
+            .find(|l| l.contains("no GPU adapter was found"))
+        {
+            return Ok(vec![
+                Record::new(NAME, NO_ADAPTER, "f32", 0).param(line).value(
+                    "unavailable",
+                    "cells",
+                    1.0,
+                ),
+            ]);
+        }
+        if !output.status.success() {
+            let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+            return Err(fail(format!(
+                "the app exited with {}: {}",
+                output.status,
+                tail.join(" / ")
+            )));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let rows = parse_summary(&stdout);
+        if rows.is_empty() {
+            return Err(fail(format!(
+                "no summary rows in the app's output:\n{stdout}"
+            )));
+        }
+        if let Some(lacks) = stderr
+            .lines()
+            .find(|l| l.contains("compute renderer unavailable"))
+        {
+            eprintln!("render: {lacks}");
+        }
+        let mut out = Vec::new();
+        for row in rows {
+            let param = format!("size={size}:renderer={}:rep={rep}", row.renderer);
+            let record = |metric: &str, v: f64| {
+                let mut r = Record::new(NAME, layout.name(), "f32", n)
+                    .param(param.clone())
+                    .value(metric, "ms", v);
+                r.samples = row.frames;
+                r.threads = "all".into();
+                r
+            };
+            out.push(record("frame_ms", row.frame_ms));
+            out.push(record("rest_ms", row.rest_ms));
+            if let Some(v) = row.simulate_ms {
+                out.push(record("simulate_ms", v));
+            }
+            // A draw that timestamps did not measure is left out, never written as zero.
+            if let Some(v) = row.draw_ms.filter(|v| *v > 0.0) {
+                out.push(record("draw_ms", v));
+            }
+        }
+        Ok(out)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        if let Some(skipped) = mine.iter().find(|r| r.metric == "unavailable") {
+            return format!("Skipped: {}.\n", skipped.param);
+        }
+        // Per-process values of one figure, in rep order.
+        let values = |layout: &str, n: usize, size: &str, renderer: Renderer, metric: &str| {
+            (0..reps(cfg))
+                .filter_map(|rep| {
+                    let param = format!("size={size}:renderer={renderer}:rep={rep}");
+                    Query::metric(metric)
+                        .layout(layout)
+                        .n(n as u64)
+                        .param(&param)
+                        .find(mine)
+                        .map(|r| r.p50)
+                })
+                .collect::<Vec<f64>>()
+        };
+        let ratio =
+            |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(a, b)| a / b).collect() };
+        let mut rows = Vec::new();
+        let mut layouts: Vec<(LayoutKind, usize)> = counts(cfg)
+            .into_iter()
+            .map(|n| (LayoutKind::Soa, n))
+            .collect();
+        layouts.push((LayoutKind::Gpu, GPU_COUNT));
+        for size in sizes(cfg) {
+            for &(layout, n) in &layouts {
+                let name = layout.name();
+                let v = |r, m| values(&name, n, size, r, m);
+                let (cf, qf) = (
+                    v(Renderer::Compute, "frame_ms"),
+                    v(Renderer::Quads, "frame_ms"),
+                );
+                if cf.is_empty() && qf.is_empty() {
+                    continue;
+                }
+                let (cd, qd) = (
+                    v(Renderer::Compute, "draw_ms"),
+                    v(Renderer::Quads, "draw_ms"),
+                );
+                let (cr, qr) = (
+                    v(Renderer::Compute, "rest_ms"),
+                    v(Renderer::Quads, "rest_ms"),
+                );
+                let fps =
+                    |f: &[f64]| summary(f).map_or("-".into(), |(m, ..)| format!("{:.1}", 1e3 / m));
+                rows.push(vec![
+                    size.to_string(),
+                    format!("`{name}`"),
+                    short(n),
+                    range(&cf),
+                    range(&cr),
+                    range(&cd),
+                    fps(&cf),
+                    range(&qf),
+                    range(&qr),
+                    range(&qd),
+                    range(&ratio(&qr, &cr)),
+                    range(&ratio(&qf, &cf)),
+                ]);
+            }
+        }
+        let target =
+            |size: &str, n: usize, metric: &str| values("soa", n, size, Renderer::Compute, metric);
+        let mut goals = String::new();
+        if counts(cfg).contains(&1_000_000) {
+            let cr = target("1280x720", 1_000_000, "rest_ms");
+            let qr = values("soa", 1_000_000, "1280x720", Renderer::Quads, "rest_ms");
+            goals.push_str(&format!(
+                "- 1M, 1280x720: the quads' rest / compute's rest ≥ 10: {}\n- 1M frame (soa, 1280x720, compute) ≤ 60 ms: {}\n",
+                spread(&ratio(&qr, &cr), |r| r >= 10.0),
+                spread(&target("1280x720", 1_000_000, "frame_ms"), |ms| ms <= 60.0),
+            ));
+        }
+        if counts(cfg).contains(&10_000_000) {
+            goals.push_str(&format!(
+                "- 10M frame (soa, 1280x720, compute) ≤ 400 ms: {}\n- 10M draw (compute, 1920x1080) ≤ 2 ms (a real GPU's goal): {}\n",
+                spread(&target("1280x720", 10_000_000, "frame_ms"), |ms| ms <= 400.0),
+                spread(&target("1920x1080", 10_000_000, "draw_ms"), |ms| ms <= 2.0),
+            ));
+        }
+        if !cfg.quick {
+            let gpu = values(
+                &LayoutKind::Gpu.name(),
+                GPU_COUNT,
+                "1920x1080",
+                Renderer::Compute,
+                "frame_ms",
+            );
+            goals.push_str(&format!(
+                "- gpu layout, 100M, 1920x1080, compute: ≥ 60 fps (frame ≤ 16.67 ms; a real GPU's goal): {}\n",
+                if gpu.is_empty() {
+                    capacity_limit(LayoutKind::Gpu).map_or(
+                        "not measured: no adapter runs the gpu layout here".to_string(),
+                        |l| format!("not measured: the adapter holds {} entities ({})", l.max_entities, l.limit),
+                    )
+                } else {
+                    spread(&gpu, |ms| ms <= 1e3 / 60.0)
+                }
+            ));
+        }
+        let (r, f) = rounds(cfg, 1_000_000);
+        format!(
+            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer ({} at 10M), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
+            reps(cfg),
+            rounds(cfg, 10_000_000).1,
+            table(
+                &[
+                    "size",
+                    "layout",
+                    "entities",
+                    "compute frame ms",
+                    "compute rest ms",
+                    "compute draw ms (timestamps)",
+                    "compute fps",
+                    "quads frame ms",
+                    "quads rest ms",
+                    "quads draw ms (timestamps)",
+                    "rest quads / compute",
+                    "frame quads / compute",
+                ],
+                &rows
+            ),
+            if goals.is_empty() {
+                String::new()
+            } else {
+                format!("\nTargets:\n{goals}")
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_apps_summary_is_read_back() {
+        let stdout = "[frame 3] drawing with the quads renderer\nsummary per layout used:\n  soa              threads=all simd=baseline renderer=compute n=1000000    24 frames  frame p50   41.500 ms  p99   60.000 ms  | simulate p50    2.500 ms  gather+upload p50   1.300 ms  rest p50   37.700 ms  draw p50    9.250 ms\n  soa              threads=all simd=baseline renderer=quads   n=1000000    24 frames  frame p50  700.000 ms  p99  720.000 ms  | simulate p50    2.900 ms  gather+upload p50   1.400 ms  rest p50  695.000 ms  draw p50      n/a   \nfinal: 1000000 entities\n";
+        let rows = parse_summary(stdout);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0],
+            SummaryRow {
+                renderer: "compute".into(),
+                frames: 24,
+                frame_ms: 41.5,
+                simulate_ms: Some(2.5),
+                rest_ms: 37.7,
+                draw_ms: Some(9.25),
+            }
+        );
+        assert_eq!(rows[1].renderer, "quads");
+        assert_eq!(rows[1].draw_ms, None);
+    }
+
+    #[test]
+    fn every_round_holds_both_renderers() {
+        let cfg = BenchConfig::new(false);
+        let text = script(&cfg, 1_000_000);
+        assert!(
+            text.starts_with("wait 7\n") && text.ends_with("exit\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("renderer quads").count(), 3);
+        assert_eq!(text.matches("renderer compute").count(), 3);
+        assert!(crate::script::parse(&text).is_ok());
+    }
+}

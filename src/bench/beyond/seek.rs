@@ -1,0 +1,375 @@
+//! Seek: the other side of the coin (past the studies). `move` and `regen` read an entity's own
+//! fields, the pattern data-oriented layouts always win; `seek` reads *another* entity's position
+//! through the handle the seeker holds (a missile its target, a follower its leader), a random
+//! access over the whole storage, and the ranking turns over. The JS study's "random access"
+//! row measured lookups by id in isolation; here they are a system every layout runs bit for bit
+//! alike, in the app and here.
+//!
+//! Per layout and count (10k, 100k, 1M, 10M; f32, one thread and all cores), each the median of
+//! [`REPS`] fresh processes: the seek pass alone, and the move + regen frame beside it, so that
+//! the two rankings read side by side. Beside them, a control: a plain slot-map seek over four
+//! `Vec<f32>` columns with uniformly random targets ([`control`]), each layout's seek a ratio to
+//! it; and cachegrind's instructions, L1d and last-level misses per entity for seek alone.
+
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::record::Record;
+use crate::bench::report::spread::{median, range, short};
+use crate::counters::FrameSpec;
+use crate::counters::cachegrind::{self, PINNED};
+use crate::layout::LayoutKind;
+use crate::layout::slots::{Handle, Slots};
+use crate::simd::SimdTier;
+use crate::swarm::Swarm;
+use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::workload::SEED;
+use crate::workload::{Dt, SpawnPattern, mix, seek_one, spawn_range};
+
+pub struct Seek;
+
+pub const NAME: &str = "seek";
+/// Fresh processes per figure.
+const REPS: usize = 5;
+/// Where instructions and misses are counted: far past the L2, small enough for cachegrind.
+const COUNTED_N: usize = 1_000_000;
+/// The control's name in the records.
+const CONTROL: &str = "control";
+/// The target: at 1M on one thread, `soa`'s seek within this factor of the control.
+pub const SOA_TARGET: f64 = 1.5;
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![10_000, 100_000, 1_000_000, 10_000_000], vec![10_000])
+}
+
+fn reps(cfg: &BenchConfig) -> usize {
+    cfg.pick(REPS, 1)
+}
+
+/// Samples per process: at 10M one flecs seek pass takes seconds, so a process there takes the
+/// p50 of [`FEW_SAMPLES`] (the spread over processes is what the table shows).
+const FEW_SAMPLES: usize = 5;
+
+fn method_at(cfg: &BenchConfig, n: usize) -> crate::bench::report::harness::Method {
+    if n >= 10_000_000 {
+        crate::bench::report::harness::Method {
+            warmup_passes: 1,
+            min_samples: FEW_SAMPLES,
+            max_samples: FEW_SAMPLES,
+            ..cfg.method
+        }
+    } else {
+        cfg.method
+    }
+}
+
+/// One process: `n` entities of `kind`, the seek pass and the move + regen frame, on one thread
+/// and on all cores.
+fn frame_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    n: usize,
+    rep: usize,
+) -> Result<Vec<Record>, BenchError> {
+    let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+    swarm.set_simd(SimdTier::Baseline);
+    let dt = Dt::default();
+    let method = method_at(cfg, n);
+    let mut out = Vec::new();
+    for threads in Threads::BOTH {
+        let seek = measure(&method, || {
+            swarm.step_seek(dt, threads);
+            std::hint::black_box(&mut swarm);
+        });
+        let frame = measure(&method, || {
+            swarm.step(dt, threads);
+            std::hint::black_box(&mut swarm);
+        });
+        let rec = Record::new(NAME, kind.name(), "f32", n)
+            .threads(threads)
+            .param(format!("rep={rep}"));
+        out.push(rec.clone().with("seek_ms", "ms", seek));
+        out.push(rec.with("frame_ms", "ms", frame));
+    }
+    Ok(out)
+}
+
+/// The control: `n` entities in four `Vec<f32>` columns behind a generational slot map, each
+/// seeking a uniformly random other entity: the least a seek by handle costs in safe Rust.
+pub fn control(
+    n: usize,
+    threads: Threads,
+    method: &crate::bench::report::harness::Method,
+) -> Stats {
+    let mut states = Vec::with_capacity(n);
+    spawn_range::<f32>(SpawnPattern::default(), SEED, 0, n, &mut states);
+    let (x, y): (Vec<f32>, Vec<f32>) = states.iter().map(|s| (s.x, s.y)).unzip();
+    let (mut vx, mut vy): (Vec<f32>, Vec<f32>) = states.iter().map(|s| (s.vx, s.vy)).unzip();
+    let mut slots = Slots::default();
+    slots.push(n);
+    let targets: Vec<Handle> = (0..n as u64)
+        .map(|i| slots.handle_at((mix(SEED ^ i) % n as u64) as usize))
+        .collect();
+    let dt = 1.0 / 60.0;
+    let c = chunk_len(threads, n);
+    measure(method, || {
+        let parts = vx.chunks_mut(c).zip(vy.chunks_mut(c)).enumerate();
+        for_each_part(threads, parts, |(part, (vx, vy))| {
+            for (i, (vx, vy)) in (part * c..).zip(vx.iter_mut().zip(vy)) {
+                if let Some(t) = slots.dense(targets[i]) {
+                    (*vx, *vy) = seek_one(x[i], y[i], *vx, *vy, x[t], y[t], dt);
+                }
+            }
+        });
+        std::hint::black_box((&vx, &vy));
+    })
+}
+
+fn control_cell(cfg: &BenchConfig, n: usize, rep: usize) -> Vec<Record> {
+    Threads::BOTH
+        .into_iter()
+        .map(|threads| {
+            Record::new(NAME, CONTROL, "f32", n)
+                .threads(threads)
+                .param(format!("rep={rep}"))
+                .with("seek_ms", "ms", control(n, threads, &method_at(cfg, n)))
+        })
+        .collect()
+}
+
+fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(COUNTED_N, 10_000);
+    let exe = crate::bench::report::child::this_binary(NAME, cell)?;
+    let rec = Record::new(NAME, kind.name(), "f32", n);
+    Ok(
+        match cachegrind::count(&exe, &FrameSpec::seek(kind, n), &PINNED) {
+            Ok(sim) => {
+                let r = sim.per_entity;
+                vec![
+                    rec.clone()
+                        .value("instructions", "per entity", r.instructions),
+                    rec.clone().value("l1d_misses", "per entity", r.l1d_misses),
+                    rec.value("ll_misses", "per entity", r.ll_misses),
+                ]
+            }
+            Err(reason) => vec![rec.param(reason).value("unavailable", "cells", 1.0)],
+        },
+    )
+}
+
+/// The per-process p50s of one figure.
+fn processes(mine: &[Record], metric: &str, layout: &str, n: usize, threads: &str) -> Vec<f64> {
+    mine.iter()
+        .filter(|r| {
+            r.metric == metric && r.layout == layout && r.n == n as u64 && r.threads == threads
+        })
+        .map(|r| r.p50)
+        .collect()
+}
+
+fn one(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
+    mine.iter()
+        .find(|r| r.metric == metric && r.layout == kind.name())
+        .map(|r| r.p50)
+}
+
+/// Ranks (1 = fastest) of `values`, `None` where there is no value.
+fn ranks(values: &[Option<f64>]) -> Vec<Option<usize>> {
+    values
+        .iter()
+        .map(|v| {
+            let v = (*v)?;
+            Some(1 + values.iter().flatten().filter(|&&o| o < v).count())
+        })
+        .collect()
+}
+
+impl Experiment for Seek {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both: systems that read other entities by handle"
+    }
+
+    fn title(&self) -> &'static str {
+        "Seek: reading other entities by handle, the ranking turned over (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for rep in 0..reps(cfg) {
+                cells.push(format!("{CONTROL}:{n}:{rep}"));
+                for kind in LayoutKind::CPU {
+                    cells.push(format!("frame:{kind}:{n}:{rep}"));
+                }
+            }
+        }
+        cells.extend(LayoutKind::CPU.iter().map(|kind| format!("count:{kind}")));
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let expected = "frame:<layout>:<n>:<rep>, control:<n>:<rep> or count:<layout>";
+        let c = Cell::new(NAME, cell);
+        let parts: Vec<&str> = cell.split(':').collect();
+        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
+        let layout = |text: &str| {
+            text.parse::<LayoutKind>()
+                .ok()
+                .filter(|k| LayoutKind::CPU.contains(k))
+                .ok_or_else(|| c.bad(expected))
+        };
+        match parts.as_slice() {
+            ["frame", kind, n, rep] => frame_cell(cfg, layout(kind)?, number(n)?, number(rep)?),
+            [CONTROL, n, rep] => Ok(control_cell(cfg, number(n)?, number(rep)?)),
+            ["count", kind] => count_cell(cfg, cell, layout(kind)?),
+            _ => Err(c.bad(expected)),
+        }
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut md = format!(
+            "f32, baseline SIMD tier. Seek = the seek pass alone (every entity reads its target's position through the handle it holds and steers); frame = move + regen. Each figure the median of {} fresh processes [min..max], each process's p50 (at 10M of {FEW_SAMPLES} samples). \"rank\": 1 is the fastest at that count. \"vs control\": seek over the control's, a plain slot-map seek over four `Vec<f32>` columns with uniformly random targets. Counted (cachegrind, seek alone, {} entities, per entity): instructions, L1d misses, last-level misses.\n\n",
+            reps(cfg),
+            short(cfg.pick(COUNTED_N, 10_000)),
+        );
+        for n in counts(cfg) {
+            let m = |metric: &str, layout: &str, threads: &str| {
+                median(&processes(mine, metric, layout, n, threads))
+            };
+            for threads in ["1", "all"] {
+                let control = m("seek_ms", CONTROL, threads);
+                let frames: Vec<Option<f64>> = LayoutKind::CPU
+                    .iter()
+                    .map(|k| m("frame_ms", &k.name(), threads))
+                    .collect();
+                let seeks: Vec<Option<f64>> = LayoutKind::CPU
+                    .iter()
+                    .map(|k| m("seek_ms", &k.name(), threads))
+                    .collect();
+                let (frame_ranks, seek_ranks) = (ranks(&frames), ranks(&seeks));
+                let show_rank = |r: Option<usize>| r.map_or("-".into(), |r| r.to_string());
+                let mut rows: Vec<Vec<String>> = LayoutKind::CPU
+                    .iter()
+                    .enumerate()
+                    .map(|(i, kind)| {
+                        let name = kind.name();
+                        vec![
+                            format!("`{kind}`"),
+                            range(&processes(mine, "frame_ms", &name, n, threads)),
+                            show_rank(frame_ranks[i]),
+                            range(&processes(mine, "seek_ms", &name, n, threads)),
+                            show_rank(seek_ranks[i]),
+                            match (seeks[i], control) {
+                                (Some(s), Some(c)) if c > 0.0 => format!("x{:.2}", s / c),
+                                _ => "-".into(),
+                            },
+                            seeks[i].map_or("-".into(), |s| fmt_num(s * 1e6 / n as f64)),
+                        ]
+                    })
+                    .collect();
+                rows.sort_by_key(|row| row[4].parse::<usize>().unwrap_or(usize::MAX));
+                rows.push(vec![
+                    "control (slot map, random targets)".into(),
+                    "-".into(),
+                    "-".into(),
+                    range(&processes(mine, "seek_ms", CONTROL, n, threads)),
+                    "-".into(),
+                    "x1.00".into(),
+                    control.map_or("-".into(), |c| fmt_num(c * 1e6 / n as f64)),
+                ]);
+                let soa = LayoutKind::CPU.iter().position(|&k| k == LayoutKind::Soa);
+                if let (1_000_000, "1", Some(Some(soa)), Some(c)) =
+                    (n, threads, soa.map(|i| seeks[i]), control)
+                {
+                    let ratio = soa / c;
+                    md.push_str(&format!(
+                        "Target: `soa`'s seek within x{SOA_TARGET} of the control at 1M on one thread: x{ratio:.2} {}.\n\n",
+                        if ratio <= SOA_TARGET { "✓" } else { "✗" }
+                    ));
+                }
+                md.push_str(&format!(
+                    "**{} entities, {}**, sorted by seek:\n\n{}\n",
+                    short(n),
+                    if threads == "1" {
+                        "one thread"
+                    } else {
+                        "all cores"
+                    },
+                    table(
+                        &[
+                            "layout",
+                            "move + regen, ms",
+                            "rank",
+                            "seek, ms",
+                            "rank",
+                            "seek vs control",
+                            "seek, ns per entity",
+                        ],
+                        &rows
+                    )
+                ));
+            }
+        }
+        let counted: Vec<Vec<String>> = LayoutKind::CPU
+            .iter()
+            .filter_map(|&kind| {
+                Some(vec![
+                    format!("`{kind}`"),
+                    fmt_num(one(mine, "instructions", kind)?),
+                    fmt_num(one(mine, "l1d_misses", kind)?),
+                    fmt_num(one(mine, "ll_misses", kind)?),
+                ])
+            })
+            .collect();
+        if !counted.is_empty() {
+            md.push_str(&format!(
+                "**Counted** (cachegrind, seek alone, {} entities, per entity per frame):\n\n{}",
+                short(cfg.pick(COUNTED_N, 10_000)),
+                table(
+                    &["layout", "instructions", "L1d misses", "last-level misses"],
+                    &counted
+                )
+            ));
+        }
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_put_the_fastest_first_and_skip_the_missing() {
+        assert_eq!(
+            ranks(&[Some(3.0), None, Some(1.0), Some(2.0)]),
+            vec![Some(3), None, Some(1), Some(2)]
+        );
+    }
+
+    #[test]
+    fn the_control_seeks_every_entity() {
+        let stats = control(
+            1_000,
+            Threads::One,
+            &crate::bench::report::harness::Method::quick(),
+        );
+        assert!(stats.p50 > 0.0 && stats.samples >= 5);
+    }
+
+    #[test]
+    fn cells_cover_every_layout_the_control_and_the_counts() {
+        let cfg = BenchConfig::new(true);
+        let cells = Seek.cells(&cfg, &[]);
+        for kind in LayoutKind::CPU {
+            assert!(cells.contains(&format!("frame:{kind}:10000:0")), "{kind}");
+            assert!(cells.contains(&format!("count:{kind}")), "{kind}");
+        }
+        assert!(cells.contains(&"control:10000:0".to_string()));
+        assert!(Seek.run_cell(&cfg, "frame:gpu:10:0").is_err());
+    }
+}

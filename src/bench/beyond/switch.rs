@@ -1,0 +1,213 @@
+//! Layout switch (past the studies, which never change a running program's layout): carry every
+//! entity with its state into another layout, the way the app does when a speaker flips layouts.
+//! Every CPU layout, into it from `soa` and out of it to `soa` (`aos` is `soa`'s partner), at 1M
+//! and 10M entities. Two ways:
+//! - **at once** (`Swarm::switch_to`'s cost: everything copied in one frame, what a window would
+//!   freeze for);
+//! - **paced**, as the app does it ([`crate::pace`]): each frame copies until
+//!   [`COPY_BUDGET`] is spent, in batches sized from the rate measured so far, while the old
+//!   layout stays the one that is read. The table gives the frames it took, the copying in all,
+//!   and the longest frame of copying, against the targets: no frame copies for more than
+//!   [`WORST_FRAME_TARGET_MS`], and a switch at 1M copies for at most [`TOTAL_TARGET_MS`] in all.
+//!
+//! The simulation is paused while the paced switch is measured, so that the copy is timed alone
+//! (in the app each of those frames also moves both layouts' entities; at 10M that would make a
+//! cell minutes long and measure the simulation, not the switch).
+
+use std::time::Instant;
+
+use crate::action::Action;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, table};
+use crate::bench::report::record::{Query, Record};
+use crate::driver::Driver;
+use crate::layout::LayoutKind;
+use crate::pace::{COPY_BUDGET, Pace};
+use crate::workload::SEED;
+
+pub struct Switch;
+
+const NAME: &str = "switch";
+
+/// No frame of a paced switch should copy for longer than this: half the 16.67 ms budget.
+pub const WORST_FRAME_TARGET_MS: f64 = 8.0;
+/// A paced switch at 1M entities should copy for at most this in all.
+pub const TOTAL_TARGET_MS: f64 = 400.0;
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
+}
+
+/// The layout every other one is switched from and to; its own partner is `aos`.
+fn partner(kind: LayoutKind) -> LayoutKind {
+    if kind == LayoutKind::Soa {
+        LayoutKind::Aos
+    } else {
+        LayoutKind::Soa
+    }
+}
+
+/// Into the layout (from its partner), and out of it (to its partner).
+const DIRECTIONS: [&str; 2] = ["into", "out of"];
+
+fn pair(kind: LayoutKind, direction: &str) -> (LayoutKind, LayoutKind) {
+    if direction == "into" {
+        (partner(kind), kind)
+    } else {
+        (kind, partner(kind))
+    }
+}
+
+/// A driver with `n` entities in `from`, grown in one frame, switching at `pace`.
+fn driver(from: LayoutKind, n: usize, pace: Pace) -> Result<Driver, BenchError> {
+    let mut driver = Driver::new(from, SEED)?
+        .with_grow_pace(Pace::Entities(usize::MAX))
+        .with_switch_pace(pace);
+    driver.apply(&Action::Count(n))?;
+    driver.frame_step();
+    driver.wait_for_frees();
+    Ok(driver)
+}
+
+impl Experiment for Switch {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both: switching a running program's layout"
+    }
+
+    fn title(&self) -> &'static str {
+        "Layout switch: every layout, into it and out of it, at once and paced as the app does it (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for kind in LayoutKind::CPU {
+                for direction in DIRECTIONS {
+                    cells.push(format!("{kind}:{direction}:{n}"));
+                }
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let cell = Cell::new(NAME, cell);
+        let expected = "<layout>:<into|out of>:<entities>";
+        let [kind, direction, n] = cell.parts(expected)?;
+        let kind: LayoutKind = kind.parse()?;
+        let n: usize = cell.number(n, expected)?;
+        let direction = DIRECTIONS
+            .into_iter()
+            .find(|d| *d == direction)
+            .ok_or_else(|| cell.bad(expected))?;
+        let (from, to) = pair(kind, direction);
+        let rec = Record::new(NAME, kind.name(), "f32", n).param(direction);
+
+        // At once: one switch (at 10M a slow one takes seconds), then the memory it left is freed
+        // before the paced one is measured, so that the freeing does not compete with it.
+        let mut at_once = driver(from, n, Pace::Entities(usize::MAX))?;
+        let t = Instant::now();
+        at_once.apply(&Action::Layout(to))?;
+        let begin = t.elapsed();
+        let at_once_ms = ms(begin + at_once.frame_step().switch);
+        drop(at_once);
+
+        // Paced: the app's frames, paused so that the copy is timed alone.
+        let mut paced = driver(from, n, Pace::Budget(COPY_BUDGET))?;
+        paced.apply(&Action::Pause(true))?;
+        let t = Instant::now();
+        paced.apply(&Action::Layout(to))?;
+        let begin_ms = ms(t.elapsed());
+        let mut copies = Vec::new();
+        while paced.switch_progress().is_some() {
+            copies.push(ms(paced.frame_step().switch));
+        }
+        paced.wait_for_frees();
+        // The request itself (a fresh layout, room reserved) happens in a frame too.
+        let worst = max_of(&copies).max(begin_ms);
+        let total: f64 = copies.iter().sum::<f64>() + begin_ms;
+        Ok(vec![
+            rec.clone().value("at_once_ms", "ms", at_once_ms),
+            rec.clone().value("frames", "frames", copies.len() as f64),
+            rec.clone().value("copy_total_ms", "ms", total),
+            rec.clone().value("copy_max_ms", "ms", worst),
+            rec.value("begin_ms", "ms", begin_ms),
+        ])
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut out = format!(
+            "f32, one thread. Each layout switched into from `soa` and out of it to `soa` (`soa`'s partner is `aos`), in a fresh process per cell. **At once**: `Swarm::switch_to`'s cost, every entity copied in one frame. **Paced**, as the app does it: each frame copies until {budget} ms is spent (`pace::COPY_BUDGET`, in batches sized from the rate measured so far), the simulation paused so that the copy is timed alone; the request's own frame (a fresh layout, room reserved) counts as a frame of copying. Targets: no frame copies for more than {worst} ms; a switch at 1M copies for at most {total} ms in all (✓ met, ✗ not).\n\n",
+            budget = COPY_BUDGET.as_millis(),
+            worst = WORST_FRAME_TARGET_MS,
+            total = TOTAL_TARGET_MS,
+        );
+        for n in counts(cfg) {
+            let mut rows = Vec::new();
+            for kind in LayoutKind::CPU {
+                let mut row = vec![format!("`{kind}`")];
+                for direction in DIRECTIONS {
+                    let get = |metric: &str| {
+                        Query::metric(metric)
+                            .layout(&kind.name())
+                            .n(n as u64)
+                            .param(direction)
+                            .find(mine)
+                            .map(|r| r.p50)
+                    };
+                    let (Some(once), Some(frames), Some(total), Some(worst)) = (
+                        get("at_once_ms"),
+                        get("frames"),
+                        get("copy_total_ms"),
+                        get("copy_max_ms"),
+                    ) else {
+                        row.extend(["-".into(), "-".into(), "-".into(), "-".into()]);
+                        continue;
+                    };
+                    let total_mark = if n != 1_000_000 {
+                        ""
+                    } else if total <= TOTAL_TARGET_MS {
+                        " ✓"
+                    } else {
+                        " ✗"
+                    };
+                    let worst_mark = if worst <= WORST_FRAME_TARGET_MS {
+                        " ✓"
+                    } else {
+                        " ✗"
+                    };
+                    row.extend([
+                        fmt_num(once),
+                        format!("{frames}"),
+                        format!("{}{total_mark}", fmt_num(total)),
+                        format!("{}{worst_mark}", fmt_num(worst)),
+                    ]);
+                }
+                rows.push(row);
+            }
+            out.push_str(&format!(
+                "**{} entities**\n\n{}\n",
+                fmt_count(n as u64),
+                table(
+                    &[
+                        "layout",
+                        "into: at once, ms",
+                        "into: frames",
+                        "into: copying, ms",
+                        "into: worst frame, ms",
+                        "out of: at once, ms",
+                        "out of: frames",
+                        "out of: copying, ms",
+                        "out of: worst frame, ms",
+                    ],
+                    &rows
+                )
+            ));
+        }
+        out
+    }
+}

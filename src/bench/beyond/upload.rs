@@ -1,0 +1,168 @@
+//! The CPU layouts' path to the GPU, as the app takes it: gather every entity's point, then get
+//! it into the buffer the renderer draws. Before: gather into a `Vec`, then `write_buffer`, which
+//! copies it into wgpu's staging memory. After (what the app does now): gather straight into the
+//! staging memory (`write_buffer_with`), in parallel chunks. Both on all cores, in interleaved
+//! rounds of one process, each timed until the device holds the points (submit, then wait), so
+//! their ratio is measured under the same conditions. On a software rasterizer (lavapipe) the
+//! device's copy is a CPU memcpy too, and is in the time.
+
+use std::num::NonZeroU64;
+
+use crate::bench::report::experiment::Cell;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::record::{Query, Record};
+use crate::gpu::GpuContext;
+use crate::layout::LayoutKind;
+use crate::swarm::Swarm;
+use crate::threads::Threads;
+
+pub struct Upload;
+
+const NAME: &str = "upload";
+const SEED: u64 = 42;
+const LAYOUTS: [LayoutKind; 3] = [LayoutKind::Soa, LayoutKind::EcsTable, LayoutKind::Boxed];
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![1_000_000, 10_000_000], vec![100_000, 1_000_000])
+}
+
+/// Waits until the device has done everything submitted, the staged writes included.
+fn settle(ctx: &GpuContext) {
+    ctx.queue.submit([]);
+    let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+}
+
+impl Experiment for Upload {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both (no renderer): gather + upload to the GPU"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gather + upload: through a Vec vs straight into wgpu's staging memory (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        if let Err(reason) = crate::gpu::context::availability() {
+            eprintln!("upload: skipped, {reason}");
+            return Vec::new();
+        }
+        counts(cfg)
+            .into_iter()
+            .flat_map(|n| LAYOUTS.map(|k| format!("{k}:n={n}")))
+            .collect()
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let cell = Cell::new(NAME, cell);
+        let [layout, n] = cell.parts("<layout>:n=<entities>")?;
+        let kind = layout.parse::<LayoutKind>()?;
+        let n: usize = Cell::new(NAME, n).value("n=", "")?;
+        let ctx = crate::gpu::context::shared().map_err(|reason| {
+            BenchError::from(crate::SimError::LayoutUnavailable {
+                layout: "gpu".into(),
+                reason,
+            })
+        })?;
+        let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+        let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("points"),
+            size: n as u64 * 4,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let size = NonZeroU64::new(n as u64 * 4).ok_or_else(|| cell.bad("n=<at least 1>"))?;
+        let mut gathered = Vec::new();
+        let method = cfg.method.per_round();
+        let mut ns = [Vec::new(), Vec::new()];
+        for _ in 0..cfg.pick(7, 3) {
+            let before = measure(&method, || {
+                swarm.gather_points(&mut gathered, Threads::All);
+                ctx.queue
+                    .write_buffer(&buffer, 0, bytemuck::cast_slice(&gathered));
+                settle(&ctx);
+            });
+            let after = measure(&method, || {
+                if let Some(mut view) = ctx.queue.write_buffer_with(&buffer, 0, size) {
+                    let (points, _) = view.slice(..).into_chunks::<4>();
+                    swarm.gather_points_into(points, Threads::All);
+                }
+                settle(&ctx);
+            });
+            ns[0].push(before.p50 * 1e6 / n as f64);
+            ns[1].push(after.p50 * 1e6 / n as f64);
+        }
+        let ratios: Vec<f64> = ns[1].iter().zip(&ns[0]).map(|(a, b)| a / b).collect();
+        let rec = Record::new(NAME, kind.name(), "f32", n).threads(Threads::All);
+        let [before, after] = ns;
+        Ok(vec![
+            rec.clone().param("vec+write_buffer").with(
+                "ns_per_entity",
+                "ns",
+                Stats::from_samples(before),
+            ),
+            rec.clone().param("write_buffer_with").with(
+                "ns_per_entity",
+                "ns",
+                Stats::from_samples(after),
+            ),
+            rec.with("ratio_after_to_before", "x", Stats::from_samples(ratios)),
+        ])
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let adapter = match crate::gpu::context::shared() {
+            Ok(ctx) => ctx.describe(),
+            Err(reason) => return format!("Skipped: {reason}.\n"),
+        };
+        let mut rows = Vec::new();
+        for n in counts(cfg) {
+            for kind in LAYOUTS {
+                let get = |param: &str| {
+                    Query::metric("ns_per_entity")
+                        .layout(&kind.name())
+                        .n(n as u64)
+                        .param(param)
+                        .find(mine)
+                };
+                let ratio = Query::metric("ratio_after_to_before")
+                    .layout(&kind.name())
+                    .n(n as u64)
+                    .find(mine);
+                if let (Some(before), Some(after), Some(ratio)) =
+                    (get("vec+write_buffer"), get("write_buffer_with"), ratio)
+                {
+                    rows.push(vec![
+                        fmt_num(n as f64),
+                        format!("`{kind}`"),
+                        fmt_num(before.p50),
+                        fmt_num(after.p50),
+                        format!(
+                            "x{:.2} (p10 x{:.2}, p90 x{:.2})",
+                            ratio.p50, ratio.p10, ratio.p90
+                        ),
+                    ]);
+                }
+            }
+        }
+        format!(
+            "Adapter: {adapter}. All cores; ns per entity from the gather's start until the \
+             device holds the points; median of interleaved rounds.\n\n{}",
+            table(
+                &[
+                    "entities",
+                    "layout",
+                    "before: Vec + write_buffer",
+                    "after: straight into staging",
+                    "after / before"
+                ],
+                &rows
+            )
+        )
+    }
+}

@@ -1,0 +1,9 @@
+//! What several experiments build on, below all of them: a layout filled with the seeded
+//! population, one timed frame, the chunked fields, the ECS operations every peer runs, and
+//! where a column sits in memory.
+
+pub mod chunked;
+pub mod ecs_ops;
+pub mod frames;
+pub mod placement;
+pub mod seeded;

@@ -1,0 +1,35 @@
+//! Counting a frame in a child: this program's own binary run under cachegrind, and the record
+//! its instruction count becomes. The counters, the headline, SIMD, the C++ comparison, the peers
+//! and seek all count this way, so it lives in the harness rather than in any one of them.
+
+use crate::bench::report::experiment::BenchError;
+use crate::bench::report::record::Record;
+use crate::counters::cachegrind;
+
+/// This program's own binary, which cachegrind runs as the counted child.
+pub fn this_binary(experiment: &str, cell: &str) -> Result<std::path::PathBuf, BenchError> {
+    std::env::current_exe().map_err(|e| BenchError::Worker {
+        experiment: experiment.into(),
+        cell: cell.into(),
+        reason: format!("cannot find this program's binary for cachegrind: {e}"),
+    })
+}
+
+/// `rec` with cachegrind's instructions per entity per frame of `spec` under `param`, or, where
+/// cachegrind cannot count it, an `unavailable` record whose param says why after `param: `.
+pub fn instructions_record(
+    exe: &std::path::Path,
+    spec: &crate::counters::FrameSpec,
+    rec: Record,
+    param: &str,
+) -> Record {
+    match cachegrind::count(exe, spec, &cachegrind::PINNED) {
+        Ok(sim) => {
+            rec.param(param)
+                .value("instructions", "per entity", sim.per_entity.instructions)
+        }
+        Err(reason) => rec
+            .param(format!("{param}: {reason}"))
+            .value("unavailable", "cells", 1.0),
+    }
+}

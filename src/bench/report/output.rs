@@ -1,0 +1,121 @@
+//! A report and its files: each one written complete or not at all (temp file, then rename),
+//! and read back for a replot.
+
+use std::path::Path;
+
+use crate::bench::report::experiment::BenchError;
+use crate::bench::report::machine::Machine;
+use crate::bench::report::record::{Record, to_csv};
+
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BenchError> {
+    let unwritable = |e: std::io::Error| BenchError::Unwritable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let tmp = path.with_extension(format!(
+        "{}.tmp-{}",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, contents).map_err(unwritable)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        unwritable(e)
+    })
+}
+
+/// Everything one bench run produced.
+pub struct Report {
+    pub machine: Machine,
+    pub method: String,
+    pub command: String,
+    pub records: Vec<Record>,
+    pub markdown: String,
+    pub seconds: f64,
+    /// Cells that failed; the run went on without them.
+    pub failed: Vec<FailedCell>,
+}
+
+/// A cell that ran and failed: the report lists it, and `--resume` runs it again.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FailedCell {
+    pub experiment: String,
+    pub cell: String,
+    pub reason: String,
+}
+
+/// `results.md`, `results.csv`, `results.json`, the SVG `plots` and `index.html` (all of it as
+/// one page) into `dir`.
+pub fn write_report(
+    dir: &Path,
+    report: &Report,
+    plots: Vec<(String, String)>,
+) -> Result<Vec<String>, BenchError> {
+    let json = serde_json::json!({
+        "command": report.command,
+        "machine": report.machine,
+        "method": report.method,
+        "seconds": report.seconds,
+        "records": report.records,
+        "failed": report.failed,
+    });
+    let mut written = vec![
+        (
+            "results.md".to_string(),
+            report.markdown.clone().into_bytes(),
+        ),
+        (
+            "results.csv".to_string(),
+            to_csv(&report.records).into_bytes(),
+        ),
+        (
+            "results.json".to_string(),
+            serde_json::to_vec_pretty(&json).expect("report serializes"),
+        ),
+    ];
+    written.push((
+        "index.html".to_string(),
+        crate::bench::report::html::index_html(&report.markdown, &plots).into_bytes(),
+    ));
+    for (name, svg) in plots {
+        written.push((name, svg.into_bytes()));
+    }
+    for (name, bytes) in &written {
+        write_atomically(&dir.join(name), bytes)?;
+    }
+    Ok(written.into_iter().map(|(name, _)| name).collect())
+}
+
+/// What a run's `results.json` holds that a reader needs back: the records, and the machine
+/// (`None` for runs from before it was written in full: they replot without the cache marks).
+pub struct SavedRun {
+    pub records: Vec<Record>,
+    pub machine: Option<Machine>,
+    /// The run's command line, method and total time, as its report printed them.
+    pub command: String,
+    pub method: String,
+    pub seconds: f64,
+    /// Cells that failed in the run (none for runs from before failures were kept).
+    pub failed: Vec<FailedCell>,
+}
+
+/// Reads a run's `results.json` back.
+pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
+    let unreadable = |reason: String| BenchError::Unwritable {
+        path: json_path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(json_path).map_err(|e| unreadable(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+    let records = serde_json::from_value(value["records"].clone())
+        .map_err(|e| unreadable(format!("not a results.json: {e}")))?;
+    Ok(SavedRun {
+        records,
+        machine: serde_json::from_value(value["machine"].clone()).ok(),
+        command: value["command"].as_str().unwrap_or("unknown").to_string(),
+        method: value["method"].as_str().unwrap_or("unknown").to_string(),
+        seconds: value["seconds"].as_f64().unwrap_or(f64::NAN),
+        failed: serde_json::from_value(value["failed"].clone()).unwrap_or_default(),
+    })
+}

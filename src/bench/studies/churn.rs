@@ -1,0 +1,96 @@
+//! Churn: per frame, spawn 10,000 entities and swap-remove 10,000 picked at random from a base of
+//! 100,000, in every layout (the ECS spawns in one `spawn_batch` and despawns entity by entity,
+//! Bevy's only way). The victims are the same in every layout because all keep the same logical
+//! order, so no layout needs an id -> index map for this; spawning includes seeding the new
+//! entities (the same cost everywhere).
+
+use crate::bench::report::experiment::Cell;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::harness::measure;
+use crate::bench::report::record::{Query, Record};
+use crate::layout::LayoutKind;
+use crate::swarm::Swarm;
+use crate::workload::SEED;
+
+pub struct Churn;
+
+const NAME: &str = "churn";
+
+impl Experiment for Churn {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "JS study: churn (spawn and remove per frame)"
+    }
+
+    fn title(&self) -> &'static str {
+        "Churn: spawn k and swap-remove k per frame"
+    }
+
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        vec!["all".into()]
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        if cell != "all" {
+            return Err(Cell::new(NAME, cell).bad("all"));
+        }
+        let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
+        let mut out = Vec::new();
+        for kind in LayoutKind::CPU {
+            let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
+            let mut failed = None;
+            let stats = measure(&cfg.method, || {
+                if let Err(e) = swarm.churn(k) {
+                    failed = Some(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            let per_entity = stats.scaled(1e6 / (2 * k) as f64);
+            let rec = Record::new(NAME, kind.name(), "f32", base).param(format!("k={k}"));
+            out.push(rec.clone().with("churn_ms", "ms", stats));
+            out.push(rec.with("ns_per_spawn_or_remove", "ns", per_entity));
+        }
+        Ok(out)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
+        let soa = Query::metric("churn_ms")
+            .layout("soa")
+            .find(mine)
+            .map(|r| r.p50);
+        let rows: Vec<Vec<String>> = LayoutKind::CPU
+            .iter()
+            .filter_map(|kind| {
+                let ms = Query::metric("churn_ms").layout(&kind.name()).find(mine)?;
+                let ns = Query::metric("ns_per_spawn_or_remove")
+                    .layout(&kind.name())
+                    .find(mine)?;
+                Some(vec![
+                    format!("`{kind}`"),
+                    fmt_num(ms.p50),
+                    fmt_num(ns.p50),
+                    soa.map_or("-".into(), |s| format!("x{:.2}", ms.p50 / s)),
+                ])
+            })
+            .collect();
+        format!(
+            "Base {base} entities, {k} spawned and {k} removed per frame, f32; p50.\n\n{}",
+            table(
+                &[
+                    "layout",
+                    "ms per frame",
+                    "ns per spawn or removal",
+                    "vs SoA"
+                ],
+                &rows
+            )
+        )
+    }
+}

@@ -1,0 +1,171 @@
+//! The headline numbers, computed for this machine by measuring, not extrapolating: the entity
+//! count at which SoA's saving over `Vec<Box<Entity>>` reaches 1 ms per frame (the JS study's
+//! 184,000), and the count at which each layout breaks the 16.67 ms budget (its 1,792,000 for
+//! objects). Each search starts from the bracket the layout sweep found and bisects it in log
+//! space, building a fresh population at every probe. In `f64`, the study's scalar.
+
+use crate::bench::kit::frames::frame_stats;
+use crate::bench::report::experiment::Cell;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_count, table};
+use crate::bench::report::record::{Query, Record};
+use crate::bench::studies::figures as studies;
+use crate::bench::studies::layouts::{self, default_counts};
+use crate::layout::LayoutKind;
+use crate::threads::Threads;
+
+pub struct Crossings;
+
+const NAME: &str = "crossings";
+const BUDGET_MS: f64 = 1000.0 / 60.0;
+
+/// The sweep's bracket `(last n below, first n at or above)` for `f(n) >= 0`, if it crosses.
+fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, usize)> {
+    counts.windows(2).find_map(|w| {
+        let (lo, hi) = (f(w[0] as u64)?, f(w[1] as u64)?);
+        (lo < 0.0 && hi >= 0.0).then_some((w[0], w[1]))
+    })
+}
+
+fn ms(prior: &[Record], layout: &str, n: u64) -> Option<f64> {
+    Query::metric("frame_ms")
+        .layout(layout)
+        .scalar("f64")
+        .threads("1")
+        .n(n)
+        .find(prior)
+        .map(|r| r.p50)
+}
+
+/// Bisects `[lo, hi]` in log space for the smallest n with `f(n) >= 0`, `probes` times.
+pub fn bisect(
+    mut lo: usize,
+    mut hi: usize,
+    probes: usize,
+    mut f: impl FnMut(usize) -> Result<f64, BenchError>,
+) -> Result<(usize, usize), BenchError> {
+    for _ in 0..probes {
+        let mid = ((lo as f64) * (hi as f64)).sqrt().round() as usize;
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if f(mid)? >= 0.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok((lo, hi))
+}
+
+impl Experiment for Crossings {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "JS study: SoA saves 1 ms at 184k; objects break 16.67 ms at 1.79M"
+    }
+
+    fn title(&self) -> &'static str {
+        "Headline crossings: where the saving reaches 1 ms, where each layout breaks 16.67 ms"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String> {
+        let counts = default_counts(cfg);
+        let mut cells = Vec::new();
+        let saving = |n| Some(ms(prior, "boxed", n)? - ms(prior, "soa", n)? - 1.0);
+        if let Some((lo, hi)) = bracket(&counts, saving) {
+            cells.push(format!("saving:{lo}:{hi}"));
+        }
+        for kind in LayoutKind::CPU {
+            let over = |n| Some(ms(prior, &kind.name(), n)? - BUDGET_MS);
+            if let Some((lo, hi)) = bracket(&counts, over) {
+                cells.push(format!("budget:{kind}:{lo}:{hi}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let cell = Cell::new(NAME, cell);
+        let parts: Vec<&str> = cell.text.split(':').collect();
+        let expected = "saving:<lo>:<hi> or budget:<layout>:<lo>:<hi>";
+        let num = |s: &str| cell.number::<usize>(s, expected);
+        let probes = cfg.pick(6, 2);
+        let method = cfg.method;
+        match parts.as_slice() {
+            ["saving", lo, hi] => {
+                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
+                    let boxed = frame_stats::<f64>(LayoutKind::Boxed, n, Threads::One, &method)?;
+                    let soa = frame_stats::<f64>(LayoutKind::Soa, n, Threads::One, &method)?;
+                    Ok(boxed.p50 - soa.p50 - 1.0)
+                })?;
+                Ok(vec![
+                    Record::new(NAME, "soa-vs-boxed", "f64", hi)
+                        .param(format!("bracket={lo}..{hi}"))
+                        .value("saving_reaches_1ms_at", "entities", hi as f64),
+                ])
+            }
+            ["budget", layout, lo, hi] => {
+                let kind = layout.parse::<LayoutKind>()?;
+                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
+                    Ok(frame_stats::<f64>(kind, n, Threads::One, &method)?.p50 - BUDGET_MS)
+                })?;
+                Ok(vec![
+                    Record::new(NAME, kind.name(), "f64", hi)
+                        .param(format!("bracket={lo}..{hi}"))
+                        .value("breaks_budget_at", "entities", hi as f64),
+                ])
+            }
+            _ => Err(cell.bad(expected)),
+        }
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
+        let top = default_counts(cfg).into_iter().max().unwrap_or(0);
+        let swept = all.iter().any(|r| r.experiment == layouts::NAME);
+        let not_found = |what: &str| {
+            if swept {
+                format!(
+                    "not reached up to {} entities ({what})",
+                    fmt_count(top as u64)
+                )
+            } else {
+                "needs the `layouts` experiment in the same run".to_string()
+            }
+        };
+        let saving = Query::metric("saving_reaches_1ms_at")
+            .layout("soa-vs-boxed")
+            .scalar("f64")
+            .find(mine);
+        let mut rows = vec![vec![
+            "SoA saves 1 ms/frame over `boxed`".to_string(),
+            saving.map_or(not_found("saving"), |r| {
+                format!("{} ({})", fmt_count(r.p50 as u64), r.param)
+            }),
+            fmt_count(studies::JS_SAVING_1MS_AT as u64),
+        ]];
+        for kind in LayoutKind::CPU {
+            let found = Query::metric("breaks_budget_at")
+                .layout(&kind.name())
+                .scalar("f64")
+                .find(mine);
+            rows.push(vec![
+                format!("`{kind}` breaks 16.67 ms"),
+                found.map_or(not_found("budget"), |r| {
+                    format!("{} ({})", fmt_count(r.p50 as u64), r.param)
+                }),
+                if kind == LayoutKind::Boxed {
+                    fmt_count(studies::JS_OBJECTS_BREAK_BUDGET_AT as u64)
+                } else {
+                    "-".into()
+                },
+            ]);
+        }
+        format!(
+            "f64, one thread; the smallest measured count that crosses, with the final bracket of the log-space bisection.\n\n{}",
+            table(&["crossing", "this machine", "JS study (M3)"], &rows)
+        )
+    }
+}

@@ -1,0 +1,187 @@
+//! Layouts: p50 ms per frame (move + regen) for every layout and variant at 1k..10M entities, in
+//! `f32` (the app's) and `f64` (the JS study's doubles), one thread. Entities per ms and the
+//! speedup against `Vec<Box<Entity>>` beside it; the JS study's and the C++ article's figures
+//! beside ours where they gave one.
+
+use crate::bench::kit::frames::frame_stats;
+use crate::bench::report::experiment::Cell;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
+use crate::bench::report::record::{Query, Record};
+use crate::bench::studies::figures::{self as studies, js_layout_ms};
+use crate::layout::LayoutKind;
+use crate::scalar::Scalar;
+use crate::threads::Threads;
+
+pub struct Layouts;
+
+pub const NAME: &str = "layouts";
+
+pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.counts.clone().unwrap_or_else(|| {
+        cfg.pick(
+            vec![1_000, 10_000, 100_000, 1_000_000, 10_000_000],
+            vec![1_000, 10_000, 100_000],
+        )
+    })
+}
+
+fn sweep<S: Scalar>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
+    let mut out = Vec::new();
+    for kind in LayoutKind::CPU {
+        let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
+        out.push(Record::new(NAME, kind.name(), S::NAME, n).with("frame_ms", "ms", stats));
+    }
+    Ok(out)
+}
+
+impl Experiment for Layouts {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "JS study: layouts table (objects, SoA, AoS; 1k..1M); C++ article: OOP vs ECS at 1M"
+    }
+
+    fn title(&self) -> &'static str {
+        "Layouts: ms per frame, move + regen, one thread"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        default_counts(cfg)
+            .into_iter()
+            .map(|n| format!("n={n}"))
+            .collect()
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+        let mut out = sweep::<f32>(cfg, n)?;
+        out.extend(sweep::<f64>(cfg, n)?);
+        Ok(out)
+    }
+
+    fn render(&self, _cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut counts: Vec<u64> = mine.iter().map(|r| r.n).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let mut md = String::new();
+        for scalar in ["f32", "f64"] {
+            md.push_str(&format!(
+                "\n### {scalar}: p50 ms per frame (in parentheses: the JS study's figure for its matching column, and our/study ratio)\n\n"
+            ));
+            let mut header = vec!["layout".to_string()];
+            header.extend(counts.iter().map(|&n| fmt_count(n)));
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
+                .iter()
+                .map(|kind| {
+                    let mut row = vec![format!("{} (`{}`)", kind.label(), kind.name())];
+                    for &n in &counts {
+                        let cell = Query::metric("frame_ms")
+                            .layout(&kind.name())
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
+                        row.push(cell.map_or("-".into(), |r| {
+                            let study = (scalar == "f64")
+                                .then(|| js_layout_ms(&kind.name(), n))
+                                .flatten();
+                            vs_study(r.p50, study)
+                        }));
+                    }
+                    row
+                })
+                .collect();
+            md.push_str(&table(&header, &rows));
+
+            md.push_str(&format!(
+                "\n{scalar}: entities per ms (p50) and speedup against `boxed` (Vec<Box<Entity>>)\n\n"
+            ));
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
+                .iter()
+                .map(|kind| {
+                    let mut row = vec![format!("`{}`", kind.name())];
+                    for &n in &counts {
+                        let me = Query::metric("frame_ms")
+                            .layout(&kind.name())
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
+                        let boxed = Query::metric("frame_ms")
+                            .layout("boxed")
+                            .scalar(scalar)
+                            .threads("1")
+                            .n(n)
+                            .find(mine);
+                        row.push(match (me, boxed) {
+                            (Some(me), Some(b)) => format!(
+                                "{} /ms, x{:.2}",
+                                fmt_num(n as f64 / me.p50),
+                                b.p50 / me.p50
+                            ),
+                            _ => "-".into(),
+                        });
+                    }
+                    row
+                })
+                .collect();
+            md.push_str(&table(&header, &rows));
+        }
+        md.push_str(&cpp_comparison(mine));
+        md
+    }
+}
+
+/// The C++ article's OOP (virtual update on heap objects) vs ECS (SoA) at 1M, 10K and 10M, next
+/// to ours: `dyn-1` vs `soa` and vs the tuned Bevy ECS, in f32 as the article used floats.
+fn cpp_comparison(mine: &[Record]) -> String {
+    let ratio = |n: u64, fast: &str| {
+        let oop = Query::metric("frame_ms")
+            .layout("dyn-1")
+            .scalar("f32")
+            .threads("1")
+            .n(n)
+            .find(mine)?;
+        let fast = Query::metric("frame_ms")
+            .layout(fast)
+            .scalar("f32")
+            .threads("1")
+            .n(n)
+            .find(mine)?;
+        Some(oop.p50 / fast.p50)
+    };
+    let mut rows = Vec::new();
+    for (n, study) in [
+        (10_000, Some(studies::CPP_SPEEDUP_10K)),
+        (1_000_000, Some(studies::CPP_OOP_MS / studies::CPP_ECS_MS)),
+        (10_000_000, Some(studies::CPP_SPEEDUP_10M)),
+    ] {
+        if let (Some(soa), Some(ecs)) = (ratio(n, "soa"), ratio(n, "ecs-contiguous")) {
+            rows.push(vec![
+                fmt_count(n),
+                format!("x{soa:.2}"),
+                format!("x{ecs:.2}"),
+                study.map_or("-".into(), |s| format!("x{s:.2}")),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nThe C++ article's OOP-vs-ECS speedup (its OOP: virtual `update()` on `unique_ptr` objects; ours: `dyn-1`, f32, 1 thread):\n\n{}",
+        table(
+            &[
+                "entities",
+                "dyn-1 / soa",
+                "dyn-1 / ecs-contiguous",
+                "article OOP / ECS"
+            ],
+            &rows
+        )
+    )
+}

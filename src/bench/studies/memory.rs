@@ -1,0 +1,109 @@
+//! Memory is part of the layout story: bytes per entity of every layout, as payload (the fields
+//! and id asked for), as allocated (what the layout counts from its capacities and, for Bevy, its
+//! storage design), and as resident (what the process's RSS grew by while building the
+//! population, measured by the OS). Each layout is built in its own child process so the heap of
+//! one does not flatter or tax the next.
+
+use crate::bench::report::experiment::Cell;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::format::{fmt_count, fmt_num, table};
+use crate::bench::report::record::{Query, Record};
+use crate::bench::studies::figures as studies;
+use crate::layout::LayoutKind;
+use crate::memory::{peak_resident_bytes, resident_bytes};
+use crate::swarm::Swarm;
+use crate::workload::SEED;
+
+pub struct Memory;
+
+const NAME: &str = "memory";
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
+}
+
+impl Experiment for Memory {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "JS study: bytes per entity (223.7 objects vs 63.7 typed arrays)"
+    }
+
+    fn title(&self) -> &'static str {
+        "Memory: bytes per entity and resident memory"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for kind in LayoutKind::CPU {
+                cells.push(format!("{kind}:{n}"));
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let cell = Cell::new(NAME, cell);
+        let [layout, n] = cell.parts("<layout>:<entities>")?;
+        let kind = layout.parse::<LayoutKind>()?;
+        let n: usize = cell.number(n, "<layout>:<entities>")?;
+        crate::threads::pool();
+        let before = resident_bytes().unwrap_or(0);
+        let swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+        let after = resident_bytes().unwrap_or(0);
+        let peak = peak_resident_bytes().unwrap_or(0);
+        let (payload, allocated) = swarm.memory().per_entity(n);
+        let resident = after.saturating_sub(before) as f64 / n as f64;
+        let rec = Record::new(NAME, kind.name(), "f32", n);
+        Ok(vec![
+            rec.clone().value("payload_bytes_per_entity", "B", payload),
+            rec.clone()
+                .value("allocated_bytes_per_entity", "B", allocated),
+            rec.clone()
+                .value("resident_bytes_per_entity", "B", resident),
+            rec.value("peak_rss_mib", "MiB", peak as f64 / (1024.0 * 1024.0)),
+        ])
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut md = String::new();
+        for n in counts(cfg) {
+            let rows: Vec<Vec<String>> = LayoutKind::CPU
+                .iter()
+                .map(|kind| {
+                    let get = |metric: &str| {
+                        Query::metric(metric)
+                            .layout(&kind.name())
+                            .n(n as u64)
+                            .find(mine)
+                            .map_or("-".into(), |r| fmt_num(r.p50))
+                    };
+                    vec![
+                        format!("`{kind}`"),
+                        get("payload_bytes_per_entity"),
+                        get("allocated_bytes_per_entity"),
+                        get("resident_bytes_per_entity"),
+                        get("peak_rss_mib"),
+                    ]
+                })
+                .collect();
+            md.push_str(&format!(
+                "\n{} entities, f32 (payload 40 B: 8 fields x 4 B + an 8-byte id); resident = RSS growth while building, in a fresh process.\n\n{}",
+                fmt_count(n as u64),
+                table(
+                    &["layout", "payload B/entity", "allocated B/entity", "resident B/entity", "peak RSS MiB"],
+                    &rows
+                )
+            ));
+        }
+        md.push_str(&format!(
+            "\nJS study at 1M (doubles): {} B per entity as objects, {} B in typed arrays.\n",
+            studies::JS_BYTES_OBJECTS,
+            studies::JS_BYTES_TYPED
+        ));
+        md
+    }
+}
