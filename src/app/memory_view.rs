@@ -292,7 +292,7 @@ fn readings_part(
     if sim.driver.systems().seeks() && !kind.is_gpu() {
         // The first `GROUPS` (65) ids have no earlier clump-mate to seek: the next 64 entities,
         // every one with a target, are the ones whose targets are counted.
-        let first = crate::workload::GROUPS as usize;
+        let first = entity_layouts::workload::GROUPS as usize;
         let seekers = first.min(sim.driver.len())..(first + WINDOW).min(sim.driver.len());
         seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
     }
