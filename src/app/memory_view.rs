@@ -290,11 +290,17 @@ fn readings_part(
         Shown::Boxes { regions, range, .. } => stride_summary(ui, regions, range.as_ref()),
     }
     if sim.driver.systems().seeks() && !kind.is_gpu() {
-        // The first `GROUPS` (65) ids have no earlier clump-mate to seek: the next 64 entities,
-        // every one with a target, are the ones whose targets are counted.
-        let first = entity_layouts::workload::GROUPS as usize;
-        let seekers = first.min(sim.driver.len())..(first + WINDOW).min(sim.driver.len());
-        seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
+        // The last 64 entities in storage: each seeks a clump-mate drawn from all the earlier
+        // ones, so their targets spread over the whole storage as most seekers' do (the first
+        // `GROUPS` ids have no target, and the next ones only their neighbour 65 ids back).
+        let len = sim.driver.len();
+        let first = len
+            .saturating_sub(WINDOW)
+            .max(entity_layouts::workload::GROUPS as usize);
+        if first < len {
+            let seekers = first..len;
+            seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
+        }
     }
     ui.separator();
     bandwidth_line(ui, sim, stats, kind, limit);
