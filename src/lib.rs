@@ -46,6 +46,7 @@ pub mod id_index;
 pub mod pace;
 pub mod renderer;
 pub mod script;
+pub mod signals;
 pub mod soak;
 pub mod swarm;
 pub mod until_over;

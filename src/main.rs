@@ -430,12 +430,9 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
 /// Ctrl-C ends the program at once (an in-process cell cannot be stopped half way).
 fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::flag;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM] {
-        let registered = flag::register_conditional_shutdown(signal, 130, stop.clone())
-            .and_then(|_| flag::register(signal, stop.clone()));
-        if let Err(e) = registered {
+    for (signal, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+        if let Err(e) = entity_layouts::signals::raise_flag_on(signal, code, &stop) {
             eprintln!(
                 "warning: cannot handle signal {signal}: {e}; it will end the run without saying how to resume"
             );

@@ -95,15 +95,12 @@ impl Signals {
     /// process at once (code 130), as terminals expect.
     pub fn install() -> Self {
         use signal_hook::consts::{SIGINT, SIGTERM};
-        use signal_hook::flag;
         let signals = Self::default();
         for (signal, flag_set, code) in [
             (SIGINT, &signals.interrupt, 130),
             (SIGTERM, &signals.terminate, 143),
         ] {
-            let registered = flag::register_conditional_shutdown(signal, code, flag_set.clone())
-                .and_then(|_| flag::register(signal, flag_set.clone()));
-            if let Err(e) = registered {
+            if let Err(e) = entity_layouts::signals::raise_flag_on(signal, code, flag_set) {
                 eprintln!(
                     "warning: cannot handle signal {signal}: {e}; it will end the app without a summary"
                 );
