@@ -171,8 +171,20 @@ pub enum Outcome {
     Changed,
     /// A layout switch started: this many entities are carried over during the next frames.
     SwitchStarted { to: LayoutKind, entities: usize },
-    /// Asking for the layout the swarm is in cancelled a pending switch.
-    SwitchCancelled { staying: LayoutKind },
+    /// Asking for the layout the swarm is in: a pending switch to `cancelled` (with this many
+    /// entities copied) was cancelled, if there was one.
+    SwitchCancelled {
+        staying: LayoutKind,
+        cancelled: Option<(LayoutKind, usize)>,
+    },
+    /// A third layout asked for while a switch was pending: that switch (to `replaced`, with
+    /// `copied` entities copied) gave way to a new one.
+    SwitchReplaced {
+        replaced: LayoutKind,
+        copied: usize,
+        to: LayoutKind,
+        entities: usize,
+    },
     /// An empty swarm switched on the spot.
     Switched { to: LayoutKind },
     /// Not the driver's to carry out: waits, screenshots, captions, exports and exit.

@@ -15,7 +15,7 @@ use crate::action::{Action, Outcome};
 use crate::error::SimError;
 use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
-use crate::pace::{Pace, Pacer};
+use crate::pace::{FrameClock, Pace, Pacer};
 use crate::scalar::Scalar;
 use crate::simd::{SimdChoice, SimdTier};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
@@ -39,15 +39,102 @@ pub fn app_max_entities(kind: LayoutKind) -> usize {
 }
 /// Entities spawned per frame while growing, where growth must be reproducible (`replay`, the
 /// tests, `--grow-chunk`): a count, not a time, so that every frame spawns the same entities on
-/// every machine. The live app grows by time instead ([`crate::pace::COPY_BUDGET`]).
+/// every machine. The live app grows by time instead ([`Pace::FrameShare`]).
 pub const GROW_CHUNK: usize = 250_000;
 
-/// The time a pace allows a frame: growing and switching share one budget, counted from the
-/// frame's start (the switch gets what growing left, and at least one batch).
-fn budget_of(pace: Pace) -> Duration {
-    match pace {
-        Pace::Budget(budget) => budget,
-        Pace::Entities(_) => Duration::ZERO,
+/// How long one call of [`Driver::load_step`] fills before it lets the window draw its progress:
+/// a window that answers ten times a second still reads as alive, and the fill keeps nine tenths
+/// of the time where the frame itself is cheap.
+pub const LOAD_SLICE: Duration = Duration::from_millis(100);
+
+/// What the driver is busy with between steady frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Filling the population asked for at start-up, before the first timed frame.
+    Loading,
+    /// Spawning toward a higher count, a share of each frame.
+    Growing,
+    /// Copying every entity into this layout, a share of each frame.
+    Switching(LayoutKind),
+}
+
+/// How far the work under way has come, and about how long it has left at the pace it has kept
+/// since it began (wall-clock, frames and all).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub work: Work,
+    pub done: usize,
+    pub total: usize,
+    /// `None` until enough is done to tell.
+    pub left: Option<Duration>,
+}
+
+impl Progress {
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            (self.done as f64 / self.total as f64).clamp(0.0, 1.0)
+        }
+    }
+
+    /// `switching to flecs: 412,000 of 1,000,000 (41%), about 1.2 s left`, the panel's, the HUD's
+    /// and the terminal's line.
+    pub fn line(&self) -> String {
+        let what = match self.work {
+            Work::Loading => "loading".to_string(),
+            Work::Growing => "growing".to_string(),
+            Work::Switching(to) => format!("switching to {}", to.name()),
+        };
+        let left = self.left.map_or(String::new(), |d| {
+            format!(", about {:.1} s left", d.as_secs_f64())
+        });
+        format!(
+            "{what}: {} of {} ({:.0}%){left}",
+            group_digits(self.done),
+            group_digits(self.total),
+            100.0 * self.fraction()
+        )
+    }
+}
+
+fn group_digits(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// When a piece of work began and how much of it was done then: its pace so far, for the time
+/// left.
+#[derive(Clone, Copy, Debug)]
+struct Eta {
+    started: Instant,
+    done_at_start: usize,
+}
+
+impl Eta {
+    fn new(done: usize) -> Self {
+        Self {
+            started: Instant::now(),
+            done_at_start: done,
+        }
+    }
+
+    fn left(&self, done: usize, total: usize) -> Option<Duration> {
+        let progressed = done.checked_sub(self.done_at_start).filter(|&d| d > 0)?;
+        let elapsed = self.started.elapsed();
+        // Too early to tell from one batch: the first frames of a switch also build the layout.
+        if elapsed < Duration::from_millis(50) {
+            return None;
+        }
+        let rest = total.saturating_sub(done) as f64;
+        Some(elapsed.mul_f64(rest / progressed as f64))
     }
 }
 
@@ -91,6 +178,14 @@ pub struct Driver<S: Scalar = f32> {
     switch_pace: Pace,
     grow_pacer: Pacer,
     switch_pacer: Pacer,
+    /// The frames as this machine runs them: what [`Pace::FrameShare`] takes its share of.
+    clock: FrameClock,
+    /// Filling the start-up population ([`Self::begin_loading`]).
+    loading: bool,
+    load_pacer: Pacer,
+    /// When growing toward the count and the pending switch began (the progress' time left).
+    grow_eta: Option<Eta>,
+    switch_eta: Option<(LayoutKind, Eta)>,
     /// What the pacers' rates were measured on: growing into this layout, and switching from
     /// and to these (a new pair starts with a small batch again).
     grow_paced: Option<LayoutKind>,
@@ -120,7 +215,7 @@ pub struct UntilOverResult {
 
 impl<S: Scalar> Driver<S> {
     /// A driver as the app runs it: empty, capped at [`app_max_entities`] of the layout, growing
-    /// and switching within [`crate::pace::COPY_BUDGET`] of each frame. Fails only for a layout
+    /// and switching within a share of each frame ([`Pace::FrameShare`]). Fails only for a layout
     /// this machine cannot run (the gpu layout without a GPU adapter).
     pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
         let swarm = Swarm::new(kind, seed)?;
@@ -138,6 +233,11 @@ impl<S: Scalar> Driver<S> {
             switch_pace: Pace::default(),
             grow_pacer: Pacer::default(),
             switch_pacer: Pacer::default(),
+            clock: FrameClock::default(),
+            loading: false,
+            load_pacer: Pacer::default(),
+            grow_eta: None,
+            switch_eta: None,
             grow_paced: None,
             switch_paced: None,
             ceiling: None,
@@ -304,6 +404,90 @@ impl<S: Scalar> Driver<S> {
         self.swarm.switch_progress()
     }
 
+    /// The work under way, how far it has come and about how long it has left: the start-up fill
+    /// alone while it lasts, then a pending switch and growing toward the count, each when there
+    /// is one (both at once when the slider moves during a switch).
+    pub fn progress(&self) -> Vec<Progress> {
+        let grow = self.growing().then(|| Progress {
+            work: if self.loading() {
+                Work::Loading
+            } else {
+                Work::Growing
+            },
+            done: self.len(),
+            total: self.target,
+            left: self
+                .grow_eta
+                .and_then(|eta| eta.left(self.len(), self.target)),
+        });
+        if self.loading() {
+            return grow.into_iter().collect();
+        }
+        let switch = self.swarm.switch_progress().map(|p| Progress {
+            work: Work::Switching(p.to),
+            done: p.copied,
+            total: p.len,
+            left: self
+                .switch_eta
+                .filter(|(to, _)| *to == p.to)
+                .and_then(|(_, eta)| eta.left(p.copied, p.len)),
+        });
+        switch.into_iter().chain(grow).collect()
+    }
+
+    /// The share of a frame growing and switching may take now ([`Pace::FrameShare`]).
+    pub fn frame_share(&self) -> Duration {
+        self.clock.share()
+    }
+
+    /// Fills the population asked for before the first timed frame, with [`Self::load_step`]
+    /// instead of frames: `--count 10000000` opens at 10M. No frame runs while loading, so the
+    /// entities are the same whatever the slices (each one's state is a pure function of the
+    /// seed and its id), and a replay that loads at once ends where the app does.
+    pub fn begin_loading(&mut self) {
+        self.loading = self.growing();
+    }
+
+    /// Still filling the start-up population.
+    pub fn loading(&self) -> bool {
+        self.loading && self.growing()
+    }
+
+    /// Spawns toward the count for about `slice`, simulating nothing; returns how many were
+    /// spawned. Loading ends when the count is reached, or when memory refuses more (the count
+    /// then stops where it got to, as growing does, and the error says why).
+    pub fn load_step(&mut self, slice: Duration) -> Result<usize, SimError> {
+        if !self.loading() {
+            self.loading = false;
+            return Ok(0);
+        }
+        let (swarm, target) = (&mut self.swarm, self.target);
+        let deadline = Instant::now() + slice;
+        let spawned = self
+            .load_pacer
+            .run(Pace::Budget(slice), deadline, |batch| {
+                let n = batch.min(target.saturating_sub(swarm.len()));
+                if n > 0 {
+                    swarm.grow(n)?;
+                }
+                Ok(n)
+            })
+            .inspect_err(|_| self.target = self.swarm.len());
+        if !self.growing() {
+            self.loading = false;
+        }
+        spawned
+    }
+
+    /// Loads everything at once (`replay`, the tests).
+    pub fn load_all(&mut self) -> Result<(), SimError> {
+        self.begin_loading();
+        while self.loading() {
+            self.load_step(Duration::from_secs(3600))?;
+        }
+        Ok(())
+    }
+
     pub fn checksum(&self) -> u64 {
         self.swarm.checksum()
     }
@@ -316,7 +500,7 @@ impl<S: Scalar> Driver<S> {
     /// `final: N entities, layout L[ (switch to K pending: C copied)], F frames simulated,
     /// checksum X`.
     pub fn final_line(&self) -> String {
-        let pending = self.switch_progress().map_or(String::new(), |p| {
+        let pending = self.swarm.switch_progress().map_or(String::new(), |p| {
             format!(" (switch to {} pending: {} copied)", p.to, p.copied)
         });
         format!(
@@ -446,6 +630,9 @@ impl<S: Scalar> Driver<S> {
             // Room for the whole target now, so the frames that grow toward it never reallocate.
             self.swarm.reserve(n - len)?;
         }
+        if n > len && (self.grow_eta.is_none() || !self.growing()) {
+            self.grow_eta = Some(Eta::new(len));
+        }
         self.target = n;
         Ok(())
     }
@@ -481,17 +668,29 @@ impl<S: Scalar> Driver<S> {
         }
         self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
         let current = self.swarm.kind();
+        let pending = self.swarm.switch_progress();
         self.swarm.begin_switch(kind)?;
-        Ok(if kind == current {
-            Outcome::SwitchCancelled { staying: kind }
-        } else if self.swarm.kind() == kind {
-            Outcome::Switched { to: kind }
-        } else {
-            Outcome::SwitchStarted {
+        let outcome = match pending {
+            _ if kind == current => Outcome::SwitchCancelled {
+                staying: kind,
+                cancelled: pending.map(|p| (p.to, p.copied)),
+            },
+            _ if self.swarm.kind() == kind => Outcome::Switched { to: kind },
+            // What a third layout replaces is said, never dropped in silence: its copy is of no
+            // use to the new one (another storage), so it is freed in the background.
+            Some(p) => Outcome::SwitchReplaced {
+                replaced: p.to,
+                copied: p.copied,
                 to: kind,
                 entities: self.swarm.len(),
-            }
-        })
+            },
+            None => Outcome::SwitchStarted {
+                to: kind,
+                entities: self.swarm.len(),
+            },
+        };
+        self.switch_eta = self.swarm.switch_progress().map(|p| (p.to, Eta::new(0)));
+        Ok(outcome)
     }
 
     /// Refuses `n` entities in `kind` over its maximum (a 50M population on the GPU cannot move
@@ -518,7 +717,7 @@ impl<S: Scalar> Driver<S> {
             self.switch_pacer.reset();
             self.switch_paced = Some(pair);
         }
-        let deadline = frame_start + budget_of(self.switch_pace);
+        let deadline = frame_start + self.budget(self.switch_pace);
         let swarm = &mut self.swarm;
         let copied = self.switch_pacer.run(self.switch_pace, deadline, |batch| {
             Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
@@ -535,7 +734,7 @@ impl<S: Scalar> Driver<S> {
             self.grow_pacer.reset();
             self.grow_paced = Some(self.swarm.kind());
         }
-        let deadline = frame_start + budget_of(self.grow_pace);
+        let deadline = frame_start + self.budget(self.grow_pace);
         let (swarm, target) = (&mut self.swarm, self.target);
         self.grow_pacer.run(self.grow_pace, deadline, |batch| {
             let n = batch.min(target.saturating_sub(swarm.len()));
@@ -546,12 +745,22 @@ impl<S: Scalar> Driver<S> {
         })
     }
 
+    /// The time a pace allows a frame: growing and switching share one budget, counted from the
+    /// frame's start (the switch gets what growing left, and at least one batch).
+    fn budget(&self, pace: Pace) -> Duration {
+        match pace {
+            Pace::FrameShare => self.clock.share(),
+            Pace::Budget(budget) => budget,
+            Pace::Entities(_) => Duration::ZERO,
+        }
+    }
+
     /// How many entities the next switch step is expected to copy (what a gpu layout fetches
     /// ahead).
     fn expected_switch_batch(&self) -> usize {
         match self.switch_pace {
             Pace::Entities(n) => n,
-            Pace::Budget(budget) => self.switch_pacer.estimate(budget),
+            pace => self.switch_pacer.estimate(self.budget(pace)),
         }
     }
 
@@ -591,6 +800,7 @@ impl<S: Scalar> Driver<S> {
     pub fn frame_step(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let frame_start = Instant::now();
+        self.clock.frame_started(frame_start);
         let t = frame_start;
         match self.grow_step(frame_start) {
             Ok(spawned) => report.spawned = spawned,
@@ -609,6 +819,7 @@ impl<S: Scalar> Driver<S> {
         let t = Instant::now();
         report.copied = self.switch_step(frame_start);
         report.switch = t.elapsed();
+        self.clock.copied(report.grow + report.switch);
         let t = Instant::now();
         self.simulate_step(&mut report);
         report.simulate = t.elapsed();
@@ -827,13 +1038,151 @@ mod tests {
         assert_eq!(
             d.apply(&Action::Layout(LayoutKind::Aos)),
             Ok(Outcome::SwitchCancelled {
-                staying: LayoutKind::Aos
+                staying: LayoutKind::Aos,
+                cancelled: Some((LayoutKind::Boxed, 0))
             })
         );
         assert_eq!(d.apply(&Action::Exit), Ok(Outcome::NotForDriver));
         assert_eq!(d.apply(&Action::Pause(false)), Ok(Outcome::Unchanged));
         assert_eq!(d.apply(&Action::Pause(true)), Ok(Outcome::Changed));
         assert!(d.paused());
+    }
+
+    /// A request during a switch: the layout already being filled keeps the copy going, the
+    /// current one cancels it, a third replaces it and says what it replaced.
+    #[test]
+    fn requests_during_a_switch_keep_cancel_or_replace_it() {
+        let n = 50_000;
+        let mut d = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 10_000);
+        d.apply(&Action::Count(n)).unwrap();
+        d.frame_step();
+        d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
+        d.frame_step();
+        assert_eq!(d.switch_progress().map(|p| p.copied), Some(10_000));
+        // The same layout again: nothing restarts.
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Aos)),
+            Ok(Outcome::Unchanged)
+        );
+        d.frame_step();
+        assert_eq!(d.switch_progress().map(|p| p.copied), Some(20_000));
+        // A third: the copy into aos gives way, and the outcome says how far it had come.
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Boxed)),
+            Ok(Outcome::SwitchReplaced {
+                replaced: LayoutKind::Aos,
+                copied: 20_000,
+                to: LayoutKind::Boxed,
+                entities: n,
+            })
+        );
+        let p = d.switch_progress().unwrap();
+        assert_eq!((p.to, p.copied), (LayoutKind::Boxed, 0));
+        assert_eq!(d.requested_layout(), LayoutKind::Boxed);
+        d.frame_step();
+        // Back to the current layout: cancelled, with what was cancelled.
+        assert_eq!(
+            d.apply(&Action::Layout(LayoutKind::Soa)),
+            Ok(Outcome::SwitchCancelled {
+                staying: LayoutKind::Soa,
+                cancelled: Some((LayoutKind::Boxed, 10_000)),
+            })
+        );
+        assert_eq!((d.kind(), d.switch_progress()), (LayoutKind::Soa, None));
+        // And a switch asked for after all that lands with every entity's state.
+        let mut reference = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 10_000);
+        reference.apply(&Action::Count(n)).unwrap();
+        for _ in 0..4 {
+            reference.frame_step();
+        }
+        d.apply(&Action::Layout(LayoutKind::Hecs)).unwrap();
+        for _ in 0..6 {
+            d.frame_step();
+            reference.frame_step();
+        }
+        assert_eq!(d.kind(), LayoutKind::Hecs);
+        assert_eq!(d.checksum(), reference.checksum());
+    }
+
+    /// The start-up fill: the population asked for is there before the first frame, whatever
+    /// the slices, and equals one loaded at once; no frame is counted while loading.
+    #[test]
+    fn loading_fills_the_count_before_the_first_frame() {
+        let n = 120_000;
+        let mut sliced = driver(LayoutKind::EcsTable, 9);
+        sliced.apply(&Action::Count(n)).unwrap();
+        sliced.begin_loading();
+        assert!(sliced.loading());
+        let mut slices = 0;
+        while sliced.loading() {
+            let progress = sliced.progress();
+            assert_eq!(progress.len(), 1);
+            assert_eq!(progress[0].work, Work::Loading);
+            assert!(
+                progress[0].line().starts_with("loading: "),
+                "{:?}",
+                progress[0]
+            );
+            sliced.load_step(Duration::from_micros(300)).unwrap();
+            slices += 1;
+        }
+        assert!(slices > 1, "a short slice splits the fill");
+        assert_eq!((sliced.len(), sliced.frame()), (n, 0));
+        assert!(sliced.progress().is_empty());
+        let mut at_once = driver(LayoutKind::EcsTable, 9);
+        at_once.apply(&Action::Count(n)).unwrap();
+        at_once.load_all().unwrap();
+        assert_eq!(at_once.checksum(), sliced.checksum());
+        // Loading is over: growing again is paced by frames, as before.
+        sliced.apply(&Action::Count(n + 10)).unwrap();
+        sliced.begin_loading();
+        assert!(
+            sliced.loading(),
+            "a driver may load again before its first frame"
+        );
+        sliced.load_all().unwrap();
+        sliced.frame_step();
+        assert_eq!(sliced.frame(), 1);
+    }
+
+    #[test]
+    fn progress_says_how_far_a_switch_has_come() {
+        let mut d = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 25_000);
+        d.apply(&Action::Count(100_000)).unwrap();
+        d.frame_step();
+        assert!(d.progress().is_empty());
+        d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
+        d.frame_step();
+        let progress = d.progress();
+        assert_eq!(progress.len(), 1);
+        assert_eq!(
+            (progress[0].work, progress[0].done, progress[0].total),
+            (Work::Switching(LayoutKind::Aos), 25_000, 100_000)
+        );
+        assert!(
+            progress[0]
+                .line()
+                .starts_with("switching to aos: 25,000 of 100,000 (25%)"),
+            "{}",
+            progress[0].line()
+        );
+    }
+
+    /// The share follows the frames the driver runs: with frames of ~40 ms that do not copy,
+    /// a switch may copy for a quarter of that, not for the 4 ms of 60 Hz.
+    #[test]
+    fn the_share_of_a_frame_follows_the_frames_run() {
+        let mut d = driver(LayoutKind::Soa, 2);
+        assert_eq!(d.frame_share(), crate::pace::MIN_SHARE);
+        for _ in 0..6 {
+            d.frame_step();
+            std::thread::sleep(Duration::from_millis(40));
+        }
+        let share = d.frame_share();
+        assert!(
+            share >= Duration::from_millis(10) && share <= Duration::from_millis(40),
+            "{share:?}"
+        );
     }
 
     #[test]

@@ -151,11 +151,18 @@ enum Command {
     /// that start mid-copy), checked against a SoA reference and for memory that does not come back.
     /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
     Soak {
-        /// How long to run, in minutes (fractions work: 0.5 is 30 s).
+        /// How long to run in all, in minutes (fractions work: 0.5 is 30 s), shared evenly by
+        /// the seeds.
         #[arg(long, default_value_t = 1.0)]
         minutes: f64,
-        #[arg(long, default_value_t = 42)]
+        /// The first seed, or `random` (one drawn from the clock, printed so that a failure can
+        /// be run again with `--seed`).
+        #[arg(long, default_value = "42", value_parser = parse_soak_seed)]
         seed: u64,
+        /// How many seeds to soak, one after another from `--seed` (1 to 1000): one seed that
+        /// passes is a regression test, many are a soak.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        seeds: u64,
         /// The largest count the random actions ask for, 1 to 10,000,000.
         #[arg(long, default_value = "2000000")]
         max_count: EntityCount,
@@ -264,9 +271,10 @@ fn main() -> ExitCode {
         Command::Soak {
             minutes,
             seed,
+            seeds,
             max_count,
             ..
-        } => soak(minutes, seed, max_count.0),
+        } => soak(minutes, seed, seeds, max_count.0),
         Command::CountFrames {
             layout,
             count,
@@ -603,7 +611,24 @@ fn write_soak_script(
     }
 }
 
-fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {
+/// `--seed`: a number, or `random` for one drawn from the clock.
+fn parse_soak_seed(text: &str) -> Result<u64, String> {
+    if text == "random" {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        // Spread over the whole range, and small enough to type back.
+        return Ok(entity_layouts::workload::mix(nanos) % 1_000_000_000);
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "'{text}' is not a seed; accepted: `random` or a whole number from 0 to {}",
+            u64::MAX
+        )
+    })
+}
+
+fn soak(minutes: f64, first_seed: u64, seeds: u64, max_count: usize) -> ExitCode {
     use entity_layouts::soak::{self, SoakConfig};
     if !(minutes.is_finite() && minutes > 0.0 && minutes <= 24.0 * 60.0) {
         return usage_error(&format!(
@@ -617,20 +642,48 @@ fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {
             "--max-count {max_count} is not accepted; accepted: 1 to {max}"
         ));
     }
-    let config = SoakConfig {
-        duration: std::time::Duration::from_secs_f64(minutes * 60.0),
-        seed,
-        max_count,
-        check_every: 8,
-    };
+    let each = minutes / seeds as f64;
     println!(
-        "soak: {minutes} min, seed {seed}, counts up to {max_count}, checked against SoA every {} frames",
-        config.check_every
+        "soak: {minutes} min, {seeds} seed(s) from {first_seed} ({each:.2} min each), counts up to {max_count}, checked against SoA every 8 frames"
     );
-    let report = match soak::run(&config, |line| println!("{line}")) {
-        Ok(report) => report,
-        Err(e) => return usage_error(&e.to_string()),
-    };
+    let mut failed_seeds = Vec::new();
+    for seed in (0..seeds).map(|k| first_seed.wrapping_add(k)) {
+        let config = SoakConfig {
+            duration: std::time::Duration::from_secs_f64(each * 60.0),
+            seed,
+            max_count,
+            check_every: 8,
+        };
+        println!("\n== seed {seed}");
+        let report = match soak::run(&config, |line| println!("{line}")) {
+            Ok(report) => report,
+            Err(e) => return usage_error(&e.to_string()),
+        };
+        print_soak_report(&report);
+        if !report.passed() {
+            eprintln!(
+                "seed {seed} FAILED; run it again with: entity-layouts soak --seed {seed} --minutes {each} --max-count {max_count}"
+            );
+            failed_seeds.push(seed);
+        }
+    }
+    println!(
+        "\nsoak: {} of {seeds} seed(s) passed{}",
+        seeds - failed_seeds.len() as u64,
+        if failed_seeds.is_empty() {
+            String::new()
+        } else {
+            format!("; failed: {failed_seeds:?}")
+        }
+    );
+    if failed_seeds.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn print_soak_report(report: &entity_layouts::soak::SoakReport) {
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     println!("\n| | |\n|---|---|");
     for (name, value) in [
@@ -669,11 +722,6 @@ fn soak(minutes: f64, seed: u64, max_count: usize) -> ExitCode {
     }
     for line in report.mismatches.iter().chain(&report.memory_failures) {
         eprintln!("FAILED: {line}");
-    }
-    if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
     }
 }
 

@@ -1,26 +1,46 @@
 //! How much of a frame growing the population and switching its layout may take. A speaker who
-//! drags the count to 10M or flips into flecs at 1M must not see the window freeze: the work is
-//! spread over frames, each frame doing at most its share.
+//! drags the count to 10M or flips into flecs at 1M must not see the window freeze, and must not
+//! wait minutes either: the work is spread over frames, each frame doing at most its share, and
+//! the share follows the frame the machine really runs.
 //!
-//! Two paces:
-//! - [`Pace::Budget`]: work until a time budget is spent ([`COPY_BUDGET`], a quarter of a 60 Hz
-//!   frame), in batches sized from the rate measured so far, so that a slow layout (flecs, Bevy's
-//!   sparse sets) and a fast one (SoA) both stay within it on any machine. The app's pace.
+//! Three paces:
+//! - [`Pace::FrameShare`]: work for a quarter of the frame this machine runs (the median of the
+//!   last frames, without their copying), and never less than [`MIN_SHARE`]: at 60 Hz that is
+//!   4 ms; where the window takes 60 ms a frame (a million points on a software rasterizer) it is
+//!   15 ms, so a switch finishes in a quarter of the frames while each frame still grows by at
+//!   most a quarter. The app's pace ([`FrameClock`] measures the frames).
+//! - [`Pace::Budget`]: work until a fixed time budget is spent (tests, experiments that want one).
 //! - [`Pace::Entities`]: exactly this many entities a frame, whatever they cost: runs that must be
 //!   reproduced frame for frame (`replay`, the tests, `--grow-chunk`).
+//!
+//! Under a time pace the work goes in batches sized from the rate measured so far ([`Pacer`]), so
+//! that a slow layout (flecs, Bevy's sparse sets) and a fast one (SoA) both end near the deadline.
 //!
 //! Where a switch's chunks fall never changes the result (the copy follows everything done to the
 //! population meanwhile, and the old layout is the one read until the copy takes over), so a switch
 //! is paced by time everywhere. Where growth's chunks fall does change it (an entity born a frame
 //! later has moved one step less), so growth is paced by time only in the live app.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// The share of a frame that growing and switching may take together: a quarter of the 16.67 ms
-/// budget of 60 Hz, so that a frame that also simulates and draws a million entities stays near
-/// its line, and half of what a person notices as a hitch (the switch targets: no frame copies
-/// for more than 8 ms).
-pub const COPY_BUDGET: Duration = Duration::from_millis(4);
+/// The least share of a frame that growing and switching may take together: a quarter of the
+/// 16.67 ms budget of 60 Hz, so that a frame that also simulates and draws a million entities
+/// stays near its line.
+pub const MIN_SHARE: Duration = Duration::from_millis(4);
+/// The share's part of the frame the machine runs: a frame that copies grows by at most a
+/// quarter, which a person reads as the same frame rate, not as a hitch.
+pub const SHARE_OF_FRAME: f64 = 0.25;
+/// The most a share may be, however slow the frames: a quarter of a frame at 1 Hz. Past that the
+/// window is no live picture anyway, and one misjudged batch must not stall it for seconds.
+pub const MAX_SHARE: Duration = Duration::from_millis(250);
+/// The frames the share's median is taken over: half a second at 30 Hz, so that the share
+/// follows a new count or layout within a few frames, and one slow frame (a screenshot, a window
+/// resize) does not move it.
+pub const FRAMES_MEASURED: usize = 15;
+/// A gap between two frames longer than this is no frame (the process was stopped, a benchmark
+/// did other work between frames): it is not measured.
+const LONGEST_FRAME: Duration = Duration::from_secs(2);
 
 /// The first batch of a paced run, before any rate is known: small enough that the slowest fill
 /// measured (flecs' entity-by-entity `set`s, 0.4M entities/s) stays well inside the budget.
@@ -37,6 +57,8 @@ const AIM: f64 = 0.5;
 /// How a frame's share of growing or switching is measured out.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pace {
+    /// Work for the share of the frame that [`FrameClock::share`] gives: the app's pace.
+    FrameShare,
     /// Work until this much of the frame is spent.
     Budget(Duration),
     /// Exactly this many entities a frame (`usize::MAX`: everything at once).
@@ -45,7 +67,67 @@ pub enum Pace {
 
 impl Default for Pace {
     fn default() -> Self {
-        Pace::Budget(COPY_BUDGET)
+        Pace::FrameShare
+    }
+}
+
+impl Pace {
+    /// Whether this pace works against a clock (and so needs a deadline).
+    pub fn is_timed(self) -> bool {
+        !matches!(self, Pace::Entities(_))
+    }
+}
+
+/// The frames a driver runs, as the machine runs them: the time from one frame's start to the
+/// next one's, less what that frame spent copying, so that the share does not feed on itself.
+/// In the app that interval is the whole frame (drawing and presenting included); headless, it is
+/// the driver's own frame.
+#[derive(Clone, Debug, Default)]
+pub struct FrameClock {
+    last_start: Option<Instant>,
+    last_copy: Duration,
+    /// The last frames' time without copying, oldest first.
+    recent: VecDeque<Duration>,
+}
+
+impl FrameClock {
+    /// Notes that a frame starts at `now`: the previous one is measured.
+    pub fn frame_started(&mut self, now: Instant) {
+        if let Some(last) = self.last_start {
+            let interval = now.saturating_duration_since(last);
+            if interval <= LONGEST_FRAME {
+                if self.recent.len() == FRAMES_MEASURED {
+                    self.recent.pop_front();
+                }
+                self.recent
+                    .push_back(interval.saturating_sub(self.last_copy));
+            }
+        }
+        self.last_start = Some(now);
+        self.last_copy = Duration::ZERO;
+    }
+
+    /// Notes what the frame under way spent growing and switching.
+    pub fn copied(&mut self, spent: Duration) {
+        self.last_copy += spent;
+    }
+
+    /// The median of the last frames without their copying (none before two frames ran).
+    pub fn frame_p50(&self) -> Option<Duration> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<Duration> = self.recent.iter().copied().collect();
+        sorted.sort_unstable();
+        Some(sorted[sorted.len() / 2])
+    }
+
+    /// The share of the next frame that growing and switching may take: [`SHARE_OF_FRAME`] of
+    /// the frame the machine runs, within [`MIN_SHARE`] and [`MAX_SHARE`].
+    pub fn share(&self) -> Duration {
+        self.frame_p50()
+            .map_or(MIN_SHARE, |p50| p50.mul_f64(SHARE_OF_FRAME))
+            .clamp(MIN_SHARE, MAX_SHARE)
     }
 }
 
@@ -88,7 +170,7 @@ impl Pacer {
                     done = step(n)?;
                 }
             }
-            Pace::Budget(_) => loop {
+            Pace::Budget(_) | Pace::FrameShare => loop {
                 let start = Instant::now();
                 let left = deadline.saturating_duration_since(start);
                 if done > 0 && left.is_zero() {
@@ -140,7 +222,7 @@ mod tests {
         let mut left = 5_000usize;
         let far = Instant::now() + Duration::from_secs(3600);
         let done = Pacer::default()
-            .run(Pace::Budget(COPY_BUDGET), far, |n| {
+            .run(Pace::Budget(MIN_SHARE), far, |n| {
                 let k = n.min(left);
                 left -= k;
                 Ok::<_, Infallible>(k)
@@ -155,7 +237,7 @@ mod tests {
         let past = Instant::now();
         std::thread::sleep(Duration::from_millis(2));
         let done = Pacer::default()
-            .run(Pace::Budget(COPY_BUDGET), past, |n| {
+            .run(Pace::Budget(MIN_SHARE), past, |n| {
                 calls += 1;
                 Ok::<_, Infallible>(n)
             })
@@ -170,7 +252,7 @@ mod tests {
         let mut sizes = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(40);
         pacer
-            .run(Pace::Budget(COPY_BUDGET), deadline, |n| {
+            .run(Pace::Budget(MIN_SHARE), deadline, |n| {
                 sizes.push(n);
                 std::thread::sleep(Duration::from_micros(n as u64));
                 Ok::<_, Infallible>(n)
@@ -184,8 +266,39 @@ mod tests {
     }
 
     #[test]
+    fn the_share_is_a_quarter_of_the_frame_without_its_copying() {
+        let mut clock = FrameClock::default();
+        assert_eq!(clock.share(), MIN_SHARE, "nothing measured yet");
+        let mut now = Instant::now();
+        // 60 ms frames, 15 ms of each spent copying: 45 ms without it, a share of 11.25 ms.
+        for _ in 0..FRAMES_MEASURED + 3 {
+            clock.frame_started(now);
+            clock.copied(Duration::from_millis(15));
+            now += Duration::from_millis(60);
+        }
+        assert_eq!(clock.frame_p50(), Some(Duration::from_millis(45)));
+        assert_eq!(clock.share(), Duration::from_micros(11_250));
+        // One slow frame does not move the median; a gap of seconds is not measured at all.
+        clock.frame_started(now + Duration::from_millis(900));
+        clock.frame_started(now + Duration::from_secs(10));
+        assert_eq!(clock.share(), Duration::from_micros(11_250));
+    }
+
+    #[test]
+    fn the_share_stays_within_its_bounds() {
+        let mut fast = FrameClock::default();
+        let mut slow = FrameClock::default();
+        let start = Instant::now();
+        for k in 0..FRAMES_MEASURED as u32 {
+            fast.frame_started(start + Duration::from_millis(2) * k);
+            slow.frame_started(start + Duration::from_millis(1_900) * k);
+        }
+        assert_eq!((fast.share(), slow.share()), (MIN_SHARE, MAX_SHARE));
+    }
+
+    #[test]
     fn errors_stop_the_run() {
-        let result = Pacer::default().run(Pace::Budget(COPY_BUDGET), Instant::now(), |_| {
+        let result = Pacer::default().run(Pace::Budget(MIN_SHARE), Instant::now(), |_| {
             Err::<usize, _>("no memory")
         });
         assert_eq!(result, Err("no memory"));

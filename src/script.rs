@@ -339,6 +339,11 @@ pub fn replay(
     let mut driver = Driver::new(kind, seed)?.with_grow_pace(Pace::Entities(GROW_CHUNK));
     driver.apply(&Action::Count(count))?;
     let mut refused = Vec::new();
+    // As the app opens: the starting count is loaded before the first frame (memory that runs
+    // out part way stops it where it got to, as in the app, which says so and goes on).
+    if let Err(e) = driver.load_all() {
+        refused.push((0, Action::Count(count), e));
+    }
     let mut runner = ScriptRunner::new(actions);
     loop {
         let due = runner.due(driver.searching());
@@ -565,6 +570,7 @@ mod tests {
             .unwrap()
             .with_grow_pace(Pace::Entities(GROW_CHUNK));
         d.apply(&Action::Count(2000)).unwrap();
+        d.load_all().unwrap();
         for _ in 0..3 {
             d.frame_step();
         }

@@ -270,7 +270,8 @@ impl<S: Scalar> Swarm<S> {
     /// A shrink while the switch was pending could not rebuild or compact the current layout
     /// (the switch was going to replace it): that happens now.
     pub fn cancel_switch(&mut self) {
-        if self.switch.take().is_some() {
+        if let Some(dropped) = self.switch.take() {
+            self.free_in_background(dropped.to);
             self.release_memory();
         }
     }
@@ -758,7 +759,11 @@ impl<S: Scalar> Swarm<S> {
         self.wait_for_frees();
         let mut to = self.create(kind)?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        self.switch = Some(PendingSwitch::new(to));
+        // A switch to a third layout gives way: what it copied is of no use to another storage.
+        // Freeing a copy of millions takes a while; the frame of the request should not.
+        if let Some(replaced) = self.switch.replace(PendingSwitch::new(to)) {
+            self.free_in_background(replaced.to);
+        }
         self.finish_switch_if_copied();
         Ok(())
     }

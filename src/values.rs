@@ -54,7 +54,7 @@ impl FromStr for BenchCount {
 }
 
 /// Entities spawned per frame while growing, for a run that `replay` reproduces exactly: 1 to
-/// [`MAX_ENTITIES`] (without it the app grows by time, [`crate::pace::COPY_BUDGET`] a frame).
+/// [`MAX_ENTITIES`] (without it the app grows by time, its share of each frame, [`crate::pace::Pace::FrameShare`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrowChunk(pub usize);
 

@@ -160,6 +160,8 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
     ] {
         driver.apply(&action)?;
     }
+    // `--count N` opens at N: the population is filled before the first timed frame.
+    driver.begin_loading();
     Ok(driver)
 }
 

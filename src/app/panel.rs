@@ -221,17 +221,9 @@ fn controls(
                 }
             });
     });
-    if let Some(progress) = sim.driver.switch_progress() {
-        ui.add(
-            egui::ProgressBar::new(progress.copied as f32 / progress.len.max(1) as f32).text(
-                format!(
-                    "copying into {}: {} / {}",
-                    progress.to.name(),
-                    count_label(progress.copied),
-                    count_label(progress.len),
-                ),
-            ),
-        );
+    // Loading, a switch and growing, each with how far it has come and the time it has left.
+    for progress in sim.driver.progress() {
+        ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(progress.line()));
     }
 
     // A `count until-over` search moves the count itself: the slider follows its probes, and
@@ -261,16 +253,6 @@ fn controls(
                 ui_state.count_slider = n;
                 want.push(Action::Count(n));
             }
-        }
-        if sim.driver.growing() {
-            let (len, target) = (sim.driver.len(), sim.driver.target());
-            ui.add(
-                egui::ProgressBar::new(len as f32 / target.max(1) as f32).text(format!(
-                    "{} / {}",
-                    count_label(len),
-                    count_label(target)
-                )),
-            );
         }
     });
 

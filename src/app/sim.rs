@@ -11,8 +11,7 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
 use entity_layouts::catalog::capacity_limit;
-use entity_layouts::driver::Driver;
-use entity_layouts::driver::UntilOverResult;
+use entity_layouts::driver::{Driver, LOAD_SLICE, UntilOverResult};
 use entity_layouts::layout::DeviceTime;
 use entity_layouts::{Action, LayoutKind, Outcome, SimError};
 
@@ -66,6 +65,28 @@ pub struct SwitchClock {
     frames: u32,
     copy_ms: f32,
     worst_copy_ms: f32,
+    /// The share of the frame the worst frame was allowed.
+    worst_share_ms: f32,
+}
+
+/// The start-up fill under way: when it began, and when its progress was last printed.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadClock {
+    started: Instant,
+    printed: Instant,
+}
+
+impl SwitchClock {
+    fn start(to: LayoutKind) -> Self {
+        Self {
+            to,
+            started: Instant::now(),
+            frames: 0,
+            copy_ms: 0.0,
+            worst_copy_ms: 0.0,
+            worst_share_ms: 0.0,
+        }
+    }
 }
 
 #[derive(Resource)]
@@ -75,6 +96,8 @@ pub struct Sim {
     /// This frame's timings, ms: copying into the layout being switched to, move + regen (NaN
     /// when the gpu layout's time was not measured: see `device_note`), and gathering the points.
     pub switch_ms: f32,
+    /// The share of this frame growing and switching were allowed ([`Driver::frame_share`]).
+    pub share_ms: f32,
     pub simulate_ms: f32,
     /// The systems' shares of `simulate_ms` (NaN: not measured, or seek off).
     pub move_ms: f32,
@@ -88,6 +111,10 @@ pub struct Sim {
     /// Whether this frame spawned toward the count or copied a switch chunk.
     pub busy_this_frame: bool,
     pub switch_clock: Option<SwitchClock>,
+    /// Set while the start-up population is being filled (no frame is timed until it is).
+    pub load_clock: Option<LoadClock>,
+    /// This frame filled the start-up population instead of simulating.
+    pub loading_frame: bool,
     /// Set when a change makes earlier scoreboard numbers incomparable.
     pub scoreboard_stale: bool,
     /// The count the scoreboard is for.
@@ -99,11 +126,19 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// The app's simulation; a driver that is loading ([`Driver::begin_loading`]) fills its
+    /// population before the first timed frame.
     pub fn new(driver: Driver) -> Self {
+        let now = Instant::now();
+        let load_clock = driver.loading().then_some(LoadClock {
+            started: now,
+            printed: now,
+        });
         Self {
             driver,
             notice: None,
             switch_ms: 0.0,
+            share_ms: 0.0,
             simulate_ms: 0.0,
             move_ms: f32::NAN,
             regen_ms: f32::NAN,
@@ -112,6 +147,8 @@ impl Sim {
             gather_ms: 0.0,
             busy_this_frame: false,
             switch_clock: None,
+            load_clock,
+            loading_frame: false,
             scoreboard_stale: true,
             scoreboard_count: 0,
             frozen: false,
@@ -157,22 +194,39 @@ impl Sim {
         }
         let text = match (action, outcome) {
             (_, Outcome::Unchanged | Outcome::NotForDriver) => None,
-            (_, Outcome::SwitchCancelled { staying }) => {
+            (_, Outcome::SwitchCancelled { staying, cancelled }) => {
                 self.switch_clock = None;
-                Some(format!("switch cancelled: staying in {}", staying.label()))
+                Some(match cancelled {
+                    Some((to, copied)) => format!(
+                        "switch to {} cancelled after {copied} entities copied: staying in {}",
+                        to.label(),
+                        staying.label()
+                    ),
+                    None => format!("staying in {}", staying.label()),
+                })
+            }
+            (
+                _,
+                Outcome::SwitchReplaced {
+                    replaced,
+                    copied,
+                    to,
+                    entities,
+                },
+            ) => {
+                self.switch_clock = Some(SwitchClock::start(to));
+                Some(format!(
+                    "switching to {} instead of {} ({copied} of {entities} entities were copied there, of no use to another storage; {entities} to carry over)",
+                    to.label(),
+                    replaced.label(),
+                ))
             }
             (_, Outcome::Switched { to }) => {
                 self.switch_clock = None;
                 Some(format!("switched to {} (no entities yet)", to.label()))
             }
             (_, Outcome::SwitchStarted { to, entities }) => {
-                self.switch_clock = Some(SwitchClock {
-                    to,
-                    started: Instant::now(),
-                    frames: 0,
-                    copy_ms: 0.0,
-                    worst_copy_ms: 0.0,
-                });
+                self.switch_clock = Some(SwitchClock::start(to));
                 Some(format!(
                     "switching to {} ({entities} entities to carry over)",
                     to.label()
@@ -208,7 +262,10 @@ impl Sim {
         if copied > 0 {
             clock.frames += 1;
             clock.copy_ms += self.switch_ms;
-            clock.worst_copy_ms = clock.worst_copy_ms.max(self.switch_ms);
+            if self.switch_ms > clock.worst_copy_ms {
+                clock.worst_copy_ms = self.switch_ms;
+                clock.worst_share_ms = self.share_ms;
+            }
         }
         if self.driver.switch_progress().is_some() {
             return;
@@ -217,13 +274,14 @@ impl Sim {
         self.switch_clock = None;
         if self.driver.kind() == clock.to {
             let text = format!(
-                "switched to {}: {} entities carried over in {} frame(s), {:.0} ms after the request; copying took {:.0} ms, at most {:.0} ms in one frame",
+                "switched to {}: {} entities carried over in {} frame(s), {:.0} ms after the request; copying took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
                 clock.to.label(),
                 self.driver.len(),
                 clock.frames,
                 clock.started.elapsed().as_secs_f64() * 1e3,
                 clock.copy_ms,
                 clock.worst_copy_ms,
+                clock.worst_share_ms,
             );
             self.report(Ok(text));
         }
@@ -235,6 +293,41 @@ impl Sim {
         let kind = self.driver.requested_layout();
         let max = self.driver.max_entities(kind);
         capacity_limit(kind).map_or(max, |limit| max.min(limit.max_entities))
+    }
+
+    /// Still filling the start-up population: no frame is simulated, timed or counted.
+    pub fn loading(&self) -> bool {
+        self.driver.loading()
+    }
+
+    /// One slice of the start-up fill, its progress printed once a second and its end once.
+    fn load_step(&mut self) {
+        if let Err(e) = self.driver.load_step(LOAD_SLICE) {
+            self.report_error(&e);
+        }
+        let Some(clock) = self.load_clock.as_mut() else {
+            return;
+        };
+        if let Some(progress) = self
+            .driver
+            .progress()
+            .first()
+            .filter(|_| self.driver.loading())
+        {
+            if clock.printed.elapsed() >= Duration::from_secs(1) {
+                clock.printed = Instant::now();
+                println!("{}", progress.line());
+            }
+            return;
+        }
+        let seconds = clock.started.elapsed().as_secs_f64();
+        self.load_clock = None;
+        let text = format!(
+            "loaded {} entities into {} in {seconds:.1} s; the timed frames begin",
+            self.driver.len(),
+            self.driver.kind().label()
+        );
+        self.report(Ok(text));
     }
 
     /// Still copying entities into the layout being switched to.
@@ -252,6 +345,15 @@ fn simulate(mut sim: ResMut<Sim>) {
     if sim.frozen {
         return;
     }
+    sim.loading_frame = sim.loading();
+    if sim.loading_frame {
+        sim.load_step();
+        sim.busy_this_frame = true;
+        return;
+    }
+    // The share is the one this frame's copying is held to, read before the frame measures
+    // itself into the next one's.
+    sim.share_ms = ms(sim.driver.frame_share());
     // The same frame the core's script replay runs, so the two end in the same state.
     let report = sim.driver.frame_step();
     sim.switch_ms = ms(report.switch);
@@ -312,6 +414,10 @@ fn record_frame(
     mut sim: ResMut<Sim>,
     mut stats: ResMut<FrameStats>,
 ) {
+    // The start-up fill's frames belong to no layout's summary, scoreboard or plot.
+    if sim.loading_frame {
+        return;
+    }
     let frame_ms = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
         .and_then(|d| d.measurement())

@@ -193,7 +193,8 @@ fn keys(
 }
 
 fn run_script(mut talk: ResMut<Talk>, sim: Res<Sim>, mut requests: MessageWriter<Request>) {
-    if talk.exiting.is_some() {
+    // A script's frames start with the first timed frame, after the start-up fill.
+    if talk.exiting.is_some() || sim.loading() {
         return;
     }
     if let Some(runner) = talk.script.as_mut() {
@@ -382,7 +383,10 @@ fn finish(
     mut clip: ResMut<Clip>,
     mut exit: MessageWriter<AppExit>,
 ) {
-    talk.frame += 1;
+    // `--frames N` counts timed frames: the start-up fill's do not count.
+    if !sim.loading_frame || talk.exiting.is_some() {
+        talk.frame += 1;
+    }
     let frames_done = talk.frames.is_some_and(|k| talk.frame >= k);
     if frames_done {
         begin_exit(&mut talk, &mut sim, &mut commands, &mut shots, &target, 0);

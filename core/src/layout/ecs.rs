@@ -344,6 +344,42 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         }
     }
 
+    /// A switch's read out of table storage: the one table's column slices
+    /// (`Query::contiguous_iter`, Bevy's fastest public iteration), row for row, when its rows
+    /// are the logical order ([`rows_are_logical`]). `false`: nothing was visited.
+    fn read_columns(
+        &self,
+        range: Range<usize>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) -> bool {
+        let Some(mut state) = self.world.try_query::<(Entity, Everything<S, K>)>() else {
+            return false;
+        };
+        let query = state.query(&self.world);
+        let Ok(mut tables) = query.contiguous_iter_inner() else {
+            return false;
+        };
+        let Some((entities, (ids, positions, velocities, healths, energies, regens, armors))) =
+            tables.next()
+        else {
+            return range.is_empty();
+        };
+        if tables.next().is_some() || !rows_are_logical(entities, &self.entities, &range) {
+            return false;
+        }
+        Columns {
+            ids,
+            positions,
+            velocities,
+            healths,
+            energies,
+            regens,
+            armors,
+        }
+        .visit(range, visit);
+        true
+    }
+
     /// The world, for experiments that query it directly (random access, migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -506,8 +542,11 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        // One entity lookup per entity through a prepared query, instead of one per component:
-        // this is what a layout switch out of the ECS costs.
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
+        // Sparse sets, or a world `world_mut` gave more archetypes: one entity lookup per entity
+        // through a prepared query, instead of one per component.
         let query = self.everything.query_manual(&self.world);
         for &entity in &self.entities[range] {
             let (id, state) = state_of(self.components(&query, entity));
@@ -541,6 +580,45 @@ pub fn state_of<S: Scalar, K: Storage>(
         armor: a.value,
     };
     (id.0, state)
+}
+
+/// One table's (archetype's, packed arrays') seven columns as slices, row for row: what a layout
+/// switch reads out of an ECS instead of one lookup per entity.
+pub struct Columns<'a, S: Scalar, K: Storage> {
+    pub ids: &'a [EntityId<K>],
+    pub positions: &'a [Position<S, K>],
+    pub velocities: &'a [Velocity<S, K>],
+    pub healths: &'a [Health<S, K>],
+    pub energies: &'a [Energy<S, K>],
+    pub regens: &'a [Regen<S, K>],
+    pub armors: &'a [Armor<S, K>],
+}
+
+impl<S: Scalar, K: Storage> Columns<'_, S, K> {
+    /// Visits `rows`, each as an entity's id and state.
+    pub fn visit(&self, rows: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for r in rows {
+            let (id, state) = state_of((
+                &self.ids[r],
+                &self.positions[r],
+                &self.velocities[r],
+                &self.healths[r],
+                &self.energies[r],
+                &self.regens[r],
+                &self.armors[r],
+            ));
+            visit(id, &state);
+        }
+    }
+}
+
+/// Whether the storage's rows `range` hold the list's entities at `range`, in order: then row
+/// *i* of the one table is logical entity *i*. Every ECS here removes an entity by moving its
+/// table's last row into the hole, as the swarm's logical order does (`swap_remove`), and
+/// appends spawns, so the two stay aligned while one table holds everyone; this check is what
+/// lets a bulk read rely on it, and the per-entity lookups remain the way when it fails.
+pub fn rows_are_logical<E: PartialEq>(rows: &[E], list: &[E], range: &Range<usize>) -> bool {
+    rows.len() == list.len() && rows.get(range.clone()) == list.get(range.clone())
 }
 
 /// Where an entity's seven components sit, from references into any ECS's live storage.

@@ -24,7 +24,7 @@ use hecs::{Entity, World};
 use crate::layout::components::{
     Armor, Components, Energy, EntityId, Health, InTable, Position, Regen, Velocity,
 };
-use crate::layout::ecs::{push_regions, state_of};
+use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
@@ -68,6 +68,54 @@ pub struct HecsLayout<S: Scalar> {
 }
 
 impl<S: Scalar> HecsLayout<S> {
+    /// A switch's read: the one archetype's columns (`Archetype::get`, hecs' own bulk access),
+    /// row for row, when its rows are the logical order (hecs' despawn moves the last row into
+    /// the hole, as the swarm's `swap_remove` does; checked id by id). `false`: nothing visited.
+    fn read_columns(
+        &self,
+        range: Range<usize>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) -> bool {
+        let mut filled = self.world.archetypes().filter(|a| !a.is_empty());
+        let (Some(archetype), None) = (filled.next(), filled.next()) else {
+            return range.is_empty();
+        };
+        let list = self.entities.as_slice();
+        let rows = archetype.ids();
+        let aligned = rows.len() == list.len()
+            && rows[range.clone()]
+                .iter()
+                .zip(&list[range.clone()])
+                .all(|(&row, entity)| row == entity.id());
+        let (true, Some(ids), Some(positions), Some(velocities)) = (
+            aligned,
+            archetype.get::<&EntityId<InTable>>(),
+            archetype.get::<&Pos<S>>(),
+            archetype.get::<&Vel<S>>(),
+        ) else {
+            return false;
+        };
+        let (Some(healths), Some(energies), Some(regens), Some(armors)) = (
+            archetype.get::<&Health<S, InTable>>(),
+            archetype.get::<&Energy<S, InTable>>(),
+            archetype.get::<&Regen<S, InTable>>(),
+            archetype.get::<&Armor<S, InTable>>(),
+        ) else {
+            return false;
+        };
+        Columns {
+            ids: &ids,
+            positions: &positions,
+            velocities: &velocities,
+            healths: &healths,
+            energies: &energies,
+            regens: &regens,
+            armors: &armors,
+        }
+        .visit(range, visit);
+        true
+    }
+
     pub fn new(tuned: bool) -> Self {
         crate::threads::pool();
         Self {
@@ -381,6 +429,9 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
         let view = self.world.view::<Everything<'_, S>>();
         for &entity in &self.entities.as_slice()[range] {
             let components = view.get(entity).expect("every listed entity has all seven");

@@ -30,7 +30,7 @@ use shipyard::{EntityId, Get, IntoIter, View, ViewMut, World, track};
 use crate::layout::components::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
 };
-use crate::layout::ecs::{push_regions, state_of};
+use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, ReserveError};
@@ -152,6 +152,43 @@ impl<S: Scalar> ShipyardLayout<S> {
     /// Entities in logical order.
     pub fn entities(&self) -> &[EntityId] {
         self.entities.as_slice()
+    }
+
+    /// A switch's read: the seven packed arrays (`SparseSet::as_slice`), row for row, when each
+    /// array's rows are the logical order (shipyard's delete moves each array's last row into
+    /// the hole, as the swarm's `swap_remove` does; checked entity by entity in every array).
+    /// `false`: nothing was visited.
+    fn read_columns(
+        &self,
+        range: Range<usize>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) -> bool {
+        let (id, p, v, h, e, r, a) = self.views();
+        let list = self.entities.as_slice();
+        let aligned = |ids_at: &dyn Fn(usize) -> Option<EntityId>, len: usize| {
+            len == list.len() && range.clone().all(|k| ids_at(k) == Some(list[k]))
+        };
+        let all_aligned = aligned(&|k| id.id_at(k), id.len())
+            && aligned(&|k| p.id_at(k), p.len())
+            && aligned(&|k| v.id_at(k), v.len())
+            && aligned(&|k| h.id_at(k), h.len())
+            && aligned(&|k| e.id_at(k), e.len())
+            && aligned(&|k| r.id_at(k), r.len())
+            && aligned(&|k| a.id_at(k), a.len());
+        if !all_aligned {
+            return false;
+        }
+        Columns {
+            ids: id.as_slice(),
+            positions: p.as_slice(),
+            velocities: v.as_slice(),
+            healths: h.as_slice(),
+            energies: e.as_slice(),
+            regens: r.as_slice(),
+            armors: a.as_slice(),
+        }
+        .visit(range, visit);
+        true
     }
 
     fn views(&self) -> AllViews<'_, S> {
@@ -408,6 +445,9 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
         let (id, p, v, h, e, r, a) = self.views();
         for &entity in &self.entities.as_slice()[range] {
             let (id, state) = state_of((

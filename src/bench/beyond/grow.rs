@@ -1,5 +1,5 @@
 //! Growing to a big count the way the app does (past the studies): the request reserves room for
-//! the whole target, then each frame spawns for its share of time ([`COPY_BUDGET`]) and steps
+//! the whole target, then each frame spawns for its share of the frame ([`crate::pace::Pace::FrameShare`], at least [`MIN_SHARE`]) and steps
 //! the population so far. What a speaker sees is the longest frame: a `Vec` or Bevy table that
 //! doubles copies everything it holds within one frame.
 
@@ -12,7 +12,7 @@ use crate::bench::report::harness::Stats;
 use crate::bench::report::record::{Query, Record};
 use crate::driver::Driver;
 use crate::layout::LayoutKind;
-use crate::pace::COPY_BUDGET;
+use crate::pace::MIN_SHARE;
 use crate::workload::SEED;
 
 pub struct Grow;
@@ -96,9 +96,9 @@ impl Experiment for Grow {
             })
             .collect();
         format!(
-            "0 to {} entities, f32, one thread, spawning for {} ms of each frame (`pace::COPY_BUDGET`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
+            "0 to {} entities, f32, one thread, spawning for its share of each frame (a quarter of the frame, at least {} ms: `Pace::FrameShare`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
             fmt_count(target(cfg) as u64),
-            COPY_BUDGET.as_millis(),
+            MIN_SHARE.as_millis(),
             table(
                 &[
                     "layout",
