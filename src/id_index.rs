@@ -104,6 +104,20 @@ impl IdIndex {
         index
     }
 
+    /// Gives back what the map holds beyond what its live ids need (after churn or a shrink):
+    /// a hash map keeps its largest capacity otherwise, 16 bytes a slot.
+    pub fn shrink_to_fit(&mut self) {
+        match self {
+            IdIndex::Dense { at, .. } => {
+                while at.last() == Some(&NONE) {
+                    at.pop();
+                }
+                at.shrink_to_fit();
+            }
+            IdIndex::Sparse(map) => map.shrink_to_fit(),
+        }
+    }
+
     /// Turns the array into a hash map once it holds too many dead ids per live one.
     fn keep_dense_or_not(&mut self) {
         if let IdIndex::Dense { at, live } = self

@@ -393,6 +393,14 @@ impl<S: Scalar> Swarm<S> {
     /// over the next `switch_step`s like a switch into a fresh layout of the same kind; and the
     /// allocator is asked to return freed memory to the OS.
     pub fn release_memory(&mut self) {
+        // The scratch of a big batch (64k entities: about 2.5 MB a swarm) and an index sized
+        // for a churn's peak are worth nothing at a small count; they grow back when needed.
+        // Kept, they held a soak at 10,000 entities 18 MB over its first visit there.
+        self.spawn_buffer = Vec::new();
+        self.id_buffer = Vec::new();
+        self.target_buffer = Vec::new();
+        self.index.shrink_to_fit();
+        crate::layout::shrink_if_sparse(&mut self.ids);
         self.layout.release_unused();
         if let Some(switch) = self.switch.as_mut() {
             switch.to.release_unused();
