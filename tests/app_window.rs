@@ -241,6 +241,62 @@ fn the_app_visits_every_layout_and_ends_where_the_core_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The two gestures a talk is made of: the app opens at the count it was given (loaded before the
+/// first timed frame), and every layout request during a switch says what it did: the same
+/// layout keeps the copy going, a third replaces it (and says what it replaced), the current one
+/// cancels it. The panel shows the switch's progress, and the run ends where `replay` does.
+#[test]
+fn the_app_opens_at_its_count_and_says_what_each_switch_request_did() {
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    let dir = temp_dir("gestures");
+    const OPENING: usize = 200_000;
+    let shot = dir.join("mid-switch.png");
+    // 20,000 entities a frame (--switch-chunk below): each switch spans frames.
+    let script = format!(
+        "layout aos\nwait 2\nlayout aos\nwait 1\nlayout boxed\nwait 1\nscreenshot {}\nwait 1\nlayout soa\nwait 2\nlayout hecs\nwait 14\nexit\n",
+        shot.display()
+    );
+    let Some(run) = run_app_with(
+        &dir,
+        &script,
+        LayoutKind::Soa,
+        OPENING,
+        &["--switch-chunk", "20000"],
+    ) else {
+        return;
+    };
+    let out = &run.stdout;
+    let position = |needle: &str| {
+        out.find(needle)
+            .unwrap_or_else(|| panic!("no '{needle}' in:\n{out}"))
+    };
+    // Loaded before the first frame, and before the script's first line was carried out.
+    let loaded = position(&format!("[frame 0] loaded {OPENING} entities into"));
+    assert!(loaded < position("switching to"), "{out}");
+    // The same layout again changed nothing; the third one says what it replaced, and how far
+    // that copy had come (two frames and a third of 20,000 each).
+    assert_eq!(out.matches("switching to").count(), 3, "{out}");
+    let replaced = position("instead of");
+    assert!(
+        out[replaced..].starts_with("instead of AoS") && out.contains("(60000 of 200000"),
+        "{out}"
+    );
+    let cancelled = position("cancelled after 40000 entities copied: staying in");
+    assert!(replaced < cancelled, "{out}");
+    assert!(out.contains("switched to hecs"), "{out}");
+    let final_line = assert_replays(&run, &script, LayoutKind::Soa, OPENING);
+    assert!(
+        final_line.starts_with(&format!("final: {OPENING} entities, layout hecs,")),
+        "{final_line}"
+    );
+    // The screenshot was taken with the switch into boxes under way: the panel is there.
+    let picture = load(&shot);
+    assert!(region_stats(&picture, 0.0, 0.25).0 > 0.05, "no panel on the left");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_options_exit_2_before_a_window_opens() {
     let bin = env!("CARGO_BIN_EXE_entity-layouts");

@@ -69,6 +69,18 @@ pub struct SwitchClock {
     worst_share_ms: f32,
 }
 
+/// Growing toward a higher count, timed from the request to the frame the count is reached (the
+/// slider's gesture, as a switch is timed).
+#[derive(Clone, Copy, Debug)]
+pub struct GrowClock {
+    target: usize,
+    started: Instant,
+    frames: u32,
+    spawn_ms: f32,
+    worst_spawn_ms: f32,
+    worst_share_ms: f32,
+}
+
 /// The start-up fill under way: when it began, and when its progress was last printed.
 #[derive(Clone, Copy, Debug)]
 pub struct LoadClock {
@@ -111,6 +123,9 @@ pub struct Sim {
     /// Whether this frame spawned toward the count or copied a switch chunk.
     pub busy_this_frame: bool,
     pub switch_clock: Option<SwitchClock>,
+    pub grow_clock: Option<GrowClock>,
+    /// This frame's spawning toward the count, ms.
+    pub grow_ms: f32,
     /// Set while the start-up population is being filled (no frame is timed until it is).
     pub load_clock: Option<LoadClock>,
     /// This frame filled the start-up population instead of simulating.
@@ -147,6 +162,8 @@ impl Sim {
             gather_ms: 0.0,
             busy_this_frame: false,
             switch_clock: None,
+            grow_clock: None,
+            grow_ms: 0.0,
             load_clock,
             loading_frame: false,
             scoreboard_stale: true,
@@ -232,7 +249,17 @@ impl Sim {
                     to.label()
                 ))
             }
-            (Action::Count(n), Outcome::Changed) => Some(format!("count set to {n}")),
+            (Action::Count(n), Outcome::Changed) => {
+                self.grow_clock = self.driver.growing().then(|| GrowClock {
+                    target: *n,
+                    started: Instant::now(),
+                    frames: 0,
+                    spawn_ms: 0.0,
+                    worst_spawn_ms: 0.0,
+                    worst_share_ms: 0.0,
+                });
+                Some(format!("count set to {n}"))
+            }
             (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
             (Action::Seek(on), Outcome::Changed) => Some(format!(
                 "systems: {}",
@@ -281,6 +308,39 @@ impl Sim {
                 clock.started.elapsed().as_secs_f64() * 1e3,
                 clock.copy_ms,
                 clock.worst_copy_ms,
+                clock.worst_share_ms,
+            );
+            self.report(Ok(text));
+        }
+    }
+
+    /// Counts this frame's spawning toward the count, and says so once the count is reached.
+    fn follow_growth(&mut self, spawned: usize) {
+        let Some(clock) = self.grow_clock.as_mut() else {
+            return;
+        };
+        if spawned > 0 {
+            clock.frames += 1;
+            clock.spawn_ms += self.grow_ms;
+            if self.grow_ms > clock.worst_spawn_ms {
+                clock.worst_spawn_ms = self.grow_ms;
+                clock.worst_share_ms = self.share_ms;
+            }
+        }
+        if self.driver.growing() {
+            return;
+        }
+        let clock = *clock;
+        self.grow_clock = None;
+        if self.driver.len() == clock.target {
+            let text = format!(
+                "grew to {} entities in {}: {} frame(s), {:.0} ms after the request; spawning took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
+                clock.target,
+                self.driver.kind().name(),
+                clock.frames,
+                clock.started.elapsed().as_secs_f64() * 1e3,
+                clock.spawn_ms,
+                clock.worst_spawn_ms,
                 clock.worst_share_ms,
             );
             self.report(Ok(text));
@@ -357,6 +417,7 @@ fn simulate(mut sim: ResMut<Sim>) {
     // The same frame the core's script replay runs, so the two end in the same state.
     let report = sim.driver.frame_step();
     sim.switch_ms = ms(report.switch);
+    sim.grow_ms = ms(report.grow);
     // The gpu layout's simulate time is the device's (timestamps); its CPU time is only the
     // dispatch, and would flatter it.
     (sim.simulate_ms, sim.device_note) = match report.device {
@@ -392,6 +453,7 @@ fn simulate(mut sim: ResMut<Sim>) {
         sim.last_search = Some(found);
     }
     sim.follow_switch(report.copied);
+    sim.follow_growth(report.spawned);
 }
 
 fn gather(
