@@ -1169,7 +1169,7 @@ mod tests {
     }
 
     /// The share follows the frames the driver runs: with frames of ~40 ms that do not copy,
-    /// a switch may copy for a quarter of that, not for the 4 ms of 60 Hz.
+    /// a switch may copy for half of that, not for the 4 ms of 60 Hz.
     #[test]
     fn the_share_of_a_frame_follows_the_frames_run() {
         let mut d = driver(LayoutKind::Soa, 2);

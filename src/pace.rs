@@ -4,11 +4,11 @@
 //! the share follows the frame the machine really runs.
 //!
 //! Three paces:
-//! - [`Pace::FrameShare`]: work for a quarter of the frame this machine runs (the median of the
-//!   last frames, without their copying), and never less than [`MIN_SHARE`]: at 60 Hz that is
-//!   4 ms; where the window takes 60 ms a frame (a million points on a software rasterizer) it is
-//!   15 ms, so a switch finishes in a quarter of the frames while each frame still grows by at
-//!   most a quarter. The app's pace ([`FrameClock`] measures the frames).
+//! - [`Pace::FrameShare`]: work for half of the frame this machine runs (the median of the last
+//!   frames, without their copying), and never less than [`MIN_SHARE`]: at 60 Hz that is 8 ms;
+//!   where the window takes 40-60 ms a frame (a million points on a software rasterizer) it is
+//!   20-30 ms, so a switch finishes in a fifth of the frames a fixed 4 ms took, while each frame
+//!   grows by at most half. The app's pace ([`FrameClock`] measures the frames).
 //! - [`Pace::Budget`]: work until a fixed time budget is spent (tests, experiments that want one).
 //! - [`Pace::Entities`]: exactly this many entities a frame, whatever they cost: runs that must be
 //!   reproduced frame for frame (`replay`, the tests, `--grow-chunk`).
@@ -28,11 +28,16 @@ use std::time::{Duration, Instant};
 /// 16.67 ms budget of 60 Hz, so that a frame that also simulates and draws a million entities
 /// stays near its line.
 pub const MIN_SHARE: Duration = Duration::from_millis(4);
-/// The share's part of the frame the machine runs: a frame that copies grows by at most a
-/// quarter, which a person reads as the same frame rate, not as a hitch.
-pub const SHARE_OF_FRAME: f64 = 0.25;
-/// The most a share may be, however slow the frames: a quarter of a frame at 1 Hz. Past that the
-/// window is no live picture anyway, and one misjudged batch must not stall it for seconds.
+/// The share's part of the frame the machine runs: a frame that copies grows by at most half.
+/// Half, not a quarter: in the window at 1M on a 2-core machine with software rendering (frames
+/// of about 40 ms, copying twice as slow as headless, the rasterizer's threads sharing the
+/// cores), a quarter left five of 34 switches of the tour in `assets/talks/switch-tour.txt`
+/// unfinished after 40 frames (about 2 s: Bevy's three layouts and hecs' two); half finished all
+/// 34, 32 of them within 1.5 s of the request. At 60 Hz half is 8 ms, the most one frame of a
+/// switch was ever meant to copy (the switch bench's target).
+pub const SHARE_OF_FRAME: f64 = 0.5;
+/// The most a share may be, however slow the frames: past 4 Hz the window is no live picture
+/// anyway, and one misjudged batch must not stall it for seconds.
 pub const MAX_SHARE: Duration = Duration::from_millis(250);
 /// The frames the share's median is taken over: half a second at 30 Hz, so that the share
 /// follows a new count or layout within a few frames, and one slow frame (a screenshot, a window
@@ -266,22 +271,22 @@ mod tests {
     }
 
     #[test]
-    fn the_share_is_a_quarter_of_the_frame_without_its_copying() {
+    fn the_share_is_half_the_frame_without_its_copying() {
         let mut clock = FrameClock::default();
         assert_eq!(clock.share(), MIN_SHARE, "nothing measured yet");
         let mut now = Instant::now();
-        // 60 ms frames, 15 ms of each spent copying: 45 ms without it, a share of 11.25 ms.
+        // 60 ms frames, 15 ms of each spent copying: 45 ms without it, a share of 22.5 ms.
         for _ in 0..FRAMES_MEASURED + 3 {
             clock.frame_started(now);
             clock.copied(Duration::from_millis(15));
             now += Duration::from_millis(60);
         }
         assert_eq!(clock.frame_p50(), Some(Duration::from_millis(45)));
-        assert_eq!(clock.share(), Duration::from_micros(11_250));
+        assert_eq!(clock.share(), Duration::from_micros(22_500));
         // One slow frame does not move the median; a gap of seconds is not measured at all.
         clock.frame_started(now + Duration::from_millis(900));
         clock.frame_started(now + Duration::from_secs(10));
-        assert_eq!(clock.share(), Duration::from_micros(11_250));
+        assert_eq!(clock.share(), Duration::from_micros(22_500));
     }
 
     #[test]

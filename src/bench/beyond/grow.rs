@@ -96,7 +96,7 @@ impl Experiment for Grow {
             })
             .collect();
         format!(
-            "0 to {} entities, f32, one thread, spawning for its share of each frame (a quarter of the frame, at least {} ms: `Pace::FrameShare`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
+            "0 to {} entities, f32, one thread, spawning for its share of each frame (half of the frame, at least {} ms: `Pace::FrameShare`, in batches sized from the rate measured so far), each frame also moving the population so far (`Driver::frame_step`, as the app runs it). Request = `set_count` (reserves room for the whole target). One run per layout.\n\n{}",
             fmt_count(target(cfg) as u64),
             MIN_SHARE.as_millis(),
             table(
