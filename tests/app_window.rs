@@ -293,7 +293,10 @@ fn the_app_opens_at_its_count_and_says_what_each_switch_request_did() {
     );
     // The screenshot was taken with the switch into boxes under way: the panel is there.
     let picture = load(&shot);
-    assert!(region_stats(&picture, 0.0, 0.25).0 > 0.05, "no panel on the left");
+    assert!(
+        region_stats(&picture, 0.0, 0.25).0 > 0.05,
+        "no panel on the left"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -223,7 +223,8 @@ fn controls(
     });
     // Loading, a switch and growing, each with how far it has come and the time it has left.
     for progress in sim.driver.progress() {
-        ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(progress.line()));
+        ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(progress.short_line()))
+            .on_hover_text(progress.line());
     }
 
     // A `count until-over` search moves the count itself: the slider follows its probes, and
