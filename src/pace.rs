@@ -60,20 +60,15 @@ const MAX_BATCH: usize = 1 << 18;
 const AIM: f64 = 0.5;
 
 /// How a frame's share of growing or switching is measured out.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Pace {
     /// Work for the share of the frame that [`FrameClock::share`] gives: the app's pace.
+    #[default]
     FrameShare,
     /// Work until this much of the frame is spent.
     Budget(Duration),
     /// Exactly this many entities a frame (`usize::MAX`: everything at once).
     Entities(usize),
-}
-
-impl Default for Pace {
-    fn default() -> Self {
-        Pace::FrameShare
-    }
 }
 
 impl Pace {

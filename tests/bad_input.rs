@@ -177,3 +177,43 @@ fn verify_gpu_without_an_adapter_is_exit_code_2_with_the_reason() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("GPU adapter"), "{stderr}");
 }
+
+/// The soak's seeds: a bad one names what is accepted; `random` draws one and prints it, so that
+/// a failure can be run again; every seed of a multi-seed run is named in the output.
+#[test]
+fn soak_seeds_are_checked_and_printed() {
+    for args in [
+        &["soak", "--seed", "seven"][..],
+        &["soak", "--seeds", "0"][..],
+        &["soak", "--seeds", "1001"][..],
+    ] {
+        let out = cli(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("random") || stderr.contains("1..=1000"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = cli(&[
+        "soak",
+        "--seed",
+        "random",
+        "--seeds",
+        "2",
+        "--minutes",
+        "0.02",
+        "--max-count",
+        "20000",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let seeds: Vec<u64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("== seed "))
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    assert_eq!(seeds.len(), 2, "{stdout}");
+    assert_eq!(seeds[1], seeds[0] + 1, "{stdout}");
+    assert!(stdout.contains("2 of 2 seed(s) passed"), "{stdout}");
+}
