@@ -708,6 +708,10 @@ fn print_soak_report(report: &entity_layouts::soak::SoakReport) {
         ),
         ("mismatches", report.mismatches.len().to_string()),
         ("memory failures", report.memory_failures.len().to_string()),
+        (
+            "samples back under the limit after one more trim",
+            report.memory_rechecked.to_string(),
+        ),
     ] {
         println!("| {name} | {value} |");
     }
