@@ -79,8 +79,8 @@ impl Progress {
         }
     }
 
-    /// `switching to flecs: 412,000 of 1,000,000 (41%), about 1.2 s left`: the HUD's and the
-    /// terminal's line.
+    /// `switching to flecs: 412,000 of 1,000,000 (41%), about 1.2 s left`: the terminal's line,
+    /// and the panel bar's hover text.
     pub fn line(&self) -> String {
         let what = self.what();
         let left = self.left.map_or(String::new(), |d| {
@@ -104,8 +104,8 @@ impl Progress {
         }
     }
 
-    /// `switching to flecs · 41% · 1.2 s left`: what fits on the panel's progress bar, whose
-    /// length shows how far it has come.
+    /// `switching to flecs · 41% · 1.2 s left`: what fits on one line of the HUD and on the
+    /// panel's progress bar, whose length shows how far it has come.
     pub fn short_line(&self) -> String {
         let left = self.left.map_or(String::new(), |d| {
             format!(" · {:.1} s left", d.as_secs_f64())
