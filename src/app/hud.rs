@@ -102,7 +102,12 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                     );
                     // What a speaker's gesture is doing, for the audience too.
                     for progress in sim.driver.progress() {
-                        big(ui, progress.short_line(), 24.0, Color32::from_rgb(120, 200, 255));
+                        big(
+                            ui,
+                            progress.short_line(),
+                            24.0,
+                            Color32::from_rgb(120, 200, 255),
+                        );
                     }
                     if let Some(note) = sim.device_note {
                         // No CPU time stands in for a GPU time that was not measured.
