@@ -71,13 +71,6 @@ pub enum Pace {
     Entities(usize),
 }
 
-impl Pace {
-    /// Whether this pace works against a clock (and so needs a deadline).
-    pub fn is_timed(self) -> bool {
-        !matches!(self, Pace::Entities(_))
-    }
-}
-
 /// The frames a driver runs, as the machine runs them: the time from one frame's start to the
 /// next one's, less what that frame spent copying, so that the share does not feed on itself.
 /// In the app that interval is the whole frame (drawing and presenting included); headless, it is

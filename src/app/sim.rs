@@ -57,28 +57,50 @@ pub struct Notice {
     pub is_error: bool,
 }
 
-/// A layout switch under way, timed from the request to the frame its last chunk landed.
+/// A switch or a growth under way, timed from the request to the frame it ends: its frames,
+/// its copying in all and its worst frame, with the share that frame was allowed.
 #[derive(Clone, Copy, Debug)]
-pub struct SwitchClock {
-    pub to: LayoutKind,
+pub struct WorkClock {
     started: Instant,
     frames: u32,
-    copy_ms: f32,
-    worst_copy_ms: f32,
-    /// The share of the frame the worst frame was allowed.
+    total_ms: f32,
+    worst_ms: f32,
     worst_share_ms: f32,
 }
 
-/// Growing toward a higher count, timed from the request to the frame the count is reached (the
-/// slider's gesture, as a switch is timed).
-#[derive(Clone, Copy, Debug)]
-pub struct GrowClock {
-    target: usize,
-    started: Instant,
-    frames: u32,
-    spawn_ms: f32,
-    worst_spawn_ms: f32,
-    worst_share_ms: f32,
+impl WorkClock {
+    fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            frames: 0,
+            total_ms: 0.0,
+            worst_ms: 0.0,
+            worst_share_ms: 0.0,
+        }
+    }
+
+    /// Counts a frame that did `ms` of the work within a share of `share_ms`.
+    fn add(&mut self, ms: f32, share_ms: f32) {
+        self.frames += 1;
+        self.total_ms += ms;
+        if ms > self.worst_ms {
+            self.worst_ms = ms;
+            self.worst_share_ms = share_ms;
+        }
+    }
+
+    /// `F frame(s), T ms after the request; VERB took C ms, at most W ms in one frame (its
+    /// share S ms)`: the end of the log line of a switch and of a growth.
+    fn summary(&self, verb: &str) -> String {
+        format!(
+            "{} frame(s), {:.0} ms after the request; {verb} took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
+            self.frames,
+            self.started.elapsed().as_secs_f64() * 1e3,
+            self.total_ms,
+            self.worst_ms,
+            self.worst_share_ms,
+        )
+    }
 }
 
 /// The start-up fill under way: when it began, and when its progress was last printed.
@@ -86,19 +108,6 @@ pub struct GrowClock {
 pub struct LoadClock {
     started: Instant,
     printed: Instant,
-}
-
-impl SwitchClock {
-    fn start(to: LayoutKind) -> Self {
-        Self {
-            to,
-            started: Instant::now(),
-            frames: 0,
-            copy_ms: 0.0,
-            worst_copy_ms: 0.0,
-            worst_share_ms: 0.0,
-        }
-    }
 }
 
 #[derive(Resource)]
@@ -122,8 +131,9 @@ pub struct Sim {
     pub gather_ms: f32,
     /// Whether this frame spawned toward the count or copied a switch chunk.
     pub busy_this_frame: bool,
-    pub switch_clock: Option<SwitchClock>,
-    pub grow_clock: Option<GrowClock>,
+    /// The switch under way (to this layout), and the growth (to this count).
+    pub switch_clock: Option<(LayoutKind, WorkClock)>,
+    pub grow_clock: Option<(usize, WorkClock)>,
     /// This frame's spawning toward the count, ms.
     pub grow_ms: f32,
     /// Set while the start-up population is being filled (no frame is timed until it is).
@@ -231,7 +241,7 @@ impl Sim {
                     entities,
                 },
             ) => {
-                self.switch_clock = Some(SwitchClock::start(to));
+                self.switch_clock = Some((to, WorkClock::start()));
                 Some(format!(
                     "switching to {} instead of {} ({copied} of {entities} entities were copied there, of no use to another storage; {entities} to carry over)",
                     to.label(),
@@ -243,21 +253,14 @@ impl Sim {
                 Some(format!("switched to {} (no entities yet)", to.label()))
             }
             (_, Outcome::SwitchStarted { to, entities }) => {
-                self.switch_clock = Some(SwitchClock::start(to));
+                self.switch_clock = Some((to, WorkClock::start()));
                 Some(format!(
                     "switching to {} ({entities} entities to carry over)",
                     to.label()
                 ))
             }
             (Action::Count(n), Outcome::Changed) => {
-                self.grow_clock = self.driver.growing().then(|| GrowClock {
-                    target: *n,
-                    started: Instant::now(),
-                    frames: 0,
-                    spawn_ms: 0.0,
-                    worst_spawn_ms: 0.0,
-                    worst_share_ms: 0.0,
-                });
+                self.grow_clock = self.driver.growing().then(|| (*n, WorkClock::start()));
                 Some(format!("count set to {n}"))
             }
             (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
@@ -283,32 +286,23 @@ impl Sim {
 
     /// Counts this frame's copying toward the pending switch, and says so once it is done.
     fn follow_switch(&mut self, copied: usize) {
-        let Some(clock) = self.switch_clock.as_mut() else {
+        let Some((to, clock)) = self.switch_clock.as_mut() else {
             return;
         };
         if copied > 0 {
-            clock.frames += 1;
-            clock.copy_ms += self.switch_ms;
-            if self.switch_ms > clock.worst_copy_ms {
-                clock.worst_copy_ms = self.switch_ms;
-                clock.worst_share_ms = self.share_ms;
-            }
+            clock.add(self.switch_ms, self.share_ms);
         }
         if self.driver.switch_progress().is_some() {
             return;
         }
-        let clock = *clock;
+        let (to, clock) = (*to, *clock);
         self.switch_clock = None;
-        if self.driver.kind() == clock.to {
+        if self.driver.kind() == to {
             let text = format!(
-                "switched to {}: {} entities carried over in {} frame(s), {:.0} ms after the request; copying took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
-                clock.to.label(),
+                "switched to {}: {} entities carried over in {}",
+                to.label(),
                 self.driver.len(),
-                clock.frames,
-                clock.started.elapsed().as_secs_f64() * 1e3,
-                clock.copy_ms,
-                clock.worst_copy_ms,
-                clock.worst_share_ms,
+                clock.summary("copying"),
             );
             self.report(Ok(text));
         }
@@ -316,32 +310,22 @@ impl Sim {
 
     /// Counts this frame's spawning toward the count, and says so once the count is reached.
     fn follow_growth(&mut self, spawned: usize) {
-        let Some(clock) = self.grow_clock.as_mut() else {
+        let Some((target, clock)) = self.grow_clock.as_mut() else {
             return;
         };
         if spawned > 0 {
-            clock.frames += 1;
-            clock.spawn_ms += self.grow_ms;
-            if self.grow_ms > clock.worst_spawn_ms {
-                clock.worst_spawn_ms = self.grow_ms;
-                clock.worst_share_ms = self.share_ms;
-            }
+            clock.add(self.grow_ms, self.share_ms);
         }
         if self.driver.growing() {
             return;
         }
-        let clock = *clock;
+        let (target, clock) = (*target, *clock);
         self.grow_clock = None;
-        if self.driver.len() == clock.target {
+        if self.driver.len() == target {
             let text = format!(
-                "grew to {} entities in {}: {} frame(s), {:.0} ms after the request; spawning took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
-                clock.target,
+                "grew to {target} entities in {}: {}",
                 self.driver.kind().name(),
-                clock.frames,
-                clock.started.elapsed().as_secs_f64() * 1e3,
-                clock.spawn_ms,
-                clock.worst_spawn_ms,
-                clock.worst_share_ms,
+                clock.summary("spawning"),
             );
             self.report(Ok(text));
         }
