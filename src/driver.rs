@@ -735,9 +735,12 @@ impl<S: Scalar> Driver<S> {
         }
         let deadline = frame_start + self.budget(self.switch_pace);
         let swarm = &mut self.swarm;
-        let copied = self.switch_pacer.run(self.switch_pace, deadline, |batch| {
-            Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
-        });
+        // The copy is the storage that grows: it holds the entities copied so far.
+        let copied =
+            self.switch_pacer
+                .run_growing(self.switch_pace, deadline, progress.copied, |batch| {
+                    Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
+                });
         copied.unwrap_or_else(|never| match never {})
     }
 
@@ -752,13 +755,15 @@ impl<S: Scalar> Driver<S> {
         }
         let deadline = frame_start + self.budget(self.grow_pace);
         let (swarm, target) = (&mut self.swarm, self.target);
-        self.grow_pacer.run(self.grow_pace, deadline, |batch| {
-            let n = batch.min(target.saturating_sub(swarm.len()));
-            if n > 0 {
-                swarm.grow(n)?;
-            }
-            Ok(n)
-        })
+        let len = swarm.len();
+        self.grow_pacer
+            .run_growing(self.grow_pace, deadline, len, |batch| {
+                let n = batch.min(target.saturating_sub(swarm.len()));
+                if n > 0 {
+                    swarm.grow(n)?;
+                }
+                Ok(n)
+            })
     }
 
     /// The time a pace allows a frame: growing and switching share one budget, counted from the

@@ -59,6 +59,37 @@ const MAX_BATCH: usize = 1 << 18;
 /// last (a page fault on fresh memory, a table that grows) still ends near the deadline.
 const AIM: f64 = 0.5;
 
+/// Below this many entities a storage's growth costs too little to be worth a frame of its own.
+pub const GROWTH_WORTH_A_FRAME: usize = 1 << 16;
+
+/// The entities on either side of a growth point that the batch crossing it covers: Bevy counts
+/// its resources among its entities, so its entity index grows a few entities before the
+/// population crosses the power of two.
+pub const GROWTH_SLACK: usize = 256;
+
+/// Growths cost more than their size says: a fill from `soa` into Bevy's `ecs-table`, 512
+/// entities around each power of two, took 6.1 ms across 262,144 and 16.0 ms across 524,288, and
+/// into a 10M fill 38 ms across 2,097,152 and 239 ms across 4,194,304 (a throwaway probe of the
+/// switch bench's paced frames, AMD EPYC, 2 cores, 2026-12-03): the block that doubles moves
+/// from mapped memory into glibc's heap and back. A crossing is predicted at twice its size's
+/// share of the last one, so that one predicted to fit does not overrun the frame.
+const GROWTH_MARGIN: f64 = 2.0;
+
+/// How many more entities a storage holding `len` takes before the batch that crosses its next
+/// growth point ([`GROWTH_SLACK`] entities short of it); 0 when that batch is next. Storages
+/// grow where their length crosses a power of two: a `Vec` doubles there (with glibc, a copy of
+/// the whole block once freed memory lets the allocator keep it in the heap), and so do Bevy's
+/// tables and its entity index, which also writes every slot of the index's new capacity in one
+/// call (`Entities::ensure_index_index_is_valid` resizes its metadata to the whole capacity):
+/// the stalls of a fill that no public call of Bevy's can move. A layout that reserved its room
+/// up front does not grow there at all, and pays only a batch split for the guess.
+pub fn room_before_growth(len: usize) -> usize {
+    let point = (len + GROWTH_SLACK)
+        .next_power_of_two()
+        .max(GROWTH_WORTH_A_FRAME);
+    point - GROWTH_SLACK - len
+}
+
 /// How a frame's share of growing or switching is measured out.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Pace {
@@ -130,12 +161,25 @@ impl FrameClock {
 pub struct Pacer {
     /// Seconds per entity, smoothed over the last batches.
     seconds_per_entity: Option<f64>,
+    /// The last growth point crossed ([`Self::run_growing`]): the length it was crossed at, and
+    /// what the one entity that crossed it took.
+    last_growth: Option<(usize, Duration)>,
 }
 
 impl Pacer {
     /// Forgets the measured rate: the next run starts with a small batch again.
     pub fn reset(&mut self) {
         self.seconds_per_entity = None;
+        self.last_growth = None;
+    }
+
+    /// What crossing the growth point at `len` may take: the last crossing scaled by length (a
+    /// growth copies or writes the storage it doubles), and by [`GROWTH_MARGIN`]; nothing before
+    /// one was measured.
+    fn predicted_growth(&self, len: usize) -> Duration {
+        self.last_growth.map_or(Duration::ZERO, |(at, took)| {
+            took.mul_f64(GROWTH_MARGIN * len as f64 / at.max(1) as f64)
+        })
     }
 
     /// About how many entities fit in `budget` at the rate measured so far.
@@ -154,6 +198,33 @@ impl Pacer {
         &mut self,
         pace: Pace,
         deadline: Instant,
+        step: impl FnMut(usize) -> Result<usize, E>,
+    ) -> Result<usize, E> {
+        self.run_from(pace, deadline, None, step)
+    }
+
+    /// [`Self::run`] over a storage that holds `len` entities now and takes every entity that
+    /// `step` handles: under a time pace no batch crosses a growth point
+    /// ([`room_before_growth`]) but a small one of its own (the [`GROWTH_SLACK`] entities on
+    /// either side), where the frame has time for the growth as the last one measured predicts,
+    /// or else first thing in the next frame: a frame pays for a growth or for its share of
+    /// copying, not for both on top of each other. Under [`Pace::Entities`] the batches are as [`Self::run`] makes them, so that
+    /// a reproducible run's frames stay where they were.
+    pub fn run_growing<E>(
+        &mut self,
+        pace: Pace,
+        deadline: Instant,
+        len: usize,
+        step: impl FnMut(usize) -> Result<usize, E>,
+    ) -> Result<usize, E> {
+        self.run_from(pace, deadline, Some(len), step)
+    }
+
+    fn run_from<E>(
+        &mut self,
+        pace: Pace,
+        deadline: Instant,
+        grows_from: Option<usize>,
         mut step: impl FnMut(usize) -> Result<usize, E>,
     ) -> Result<usize, E> {
         let mut done = 0;
@@ -169,10 +240,25 @@ impl Pacer {
                 if done > 0 && left.is_zero() {
                     break;
                 }
+                let room = grows_from.map(|len| room_before_growth(len + done));
+                if room == Some(0) {
+                    let at = grows_from.unwrap_or(0) + done;
+                    if done > 0 && self.predicted_growth(at) > left {
+                        break;
+                    }
+                    let n = step(2 * GROWTH_SLACK)?;
+                    done += n;
+                    self.last_growth = Some((at, start.elapsed()));
+                    if n < 2 * GROWTH_SLACK {
+                        break;
+                    }
+                    continue;
+                }
                 let batch = match self.seconds_per_entity {
                     Some(_) => self.estimate(left.mul_f64(AIM)),
                     None => FIRST_BATCH,
                 };
+                let batch = room.map_or(batch, |room| batch.min(room));
                 let n = step(batch)?;
                 done += n;
                 if n > 0 {
@@ -287,6 +373,80 @@ mod tests {
             slow.frame_started(start + Duration::from_millis(1_900) * k);
         }
         assert_eq!((fast.share(), slow.share()), (MIN_SHARE, MAX_SHARE));
+    }
+
+    #[test]
+    fn growth_points_are_powers_of_two_past_the_least_worth_a_frame() {
+        let short = |point: usize| point - GROWTH_SLACK;
+        assert_eq!(room_before_growth(0), short(GROWTH_WORTH_A_FRAME));
+        assert_eq!(room_before_growth(short(GROWTH_WORTH_A_FRAME)), 0);
+        assert_eq!(
+            room_before_growth(short(GROWTH_WORTH_A_FRAME) + 1),
+            short(2 * GROWTH_WORTH_A_FRAME) - short(GROWTH_WORTH_A_FRAME) - 1
+        );
+        assert_eq!(room_before_growth(short(1 << 20)), 0);
+        assert_eq!(room_before_growth(1_000_000), short(1 << 20) - 1_000_000);
+    }
+
+    /// A storage whose every growth point stalls for 3 ms, filled at 4 ms a frame: no batch
+    /// crosses a growth point but a small one of its own, and once a crossing was measured, one
+    /// predicted not to fit waits for the next frame instead of landing on a spent share.
+    #[test]
+    fn a_growth_gets_a_batch_of_its_own_and_waits_for_a_frame_with_room() {
+        const STALL: Duration = Duration::from_millis(3);
+        let mut pacer = Pacer::default();
+        let mut len = (1 << 17) - 20_000;
+        let mut batches = Vec::new();
+        let mut frames = Vec::new();
+        for _ in 0..40 {
+            let frame_start = Instant::now();
+            let deadline = frame_start + MIN_SHARE;
+            let before = len;
+            let mut crossed_at = None;
+            pacer
+                .run_growing(Pace::Budget(MIN_SHARE), deadline, len, |n| {
+                    let crosses =
+                        (len..len + n).any(|l| l >= GROWTH_WORTH_A_FRAME && l.is_power_of_two());
+                    if crosses {
+                        assert!(
+                            n <= 2 * GROWTH_SLACK,
+                            "a crossing goes alone, at {len}: {n}"
+                        );
+                        crossed_at = Some(frame_start.elapsed());
+                        std::thread::sleep(STALL);
+                    } else {
+                        std::thread::sleep(Duration::from_nanos(50) * n as u32);
+                    }
+                    batches.push((len, n));
+                    len += n;
+                    Ok::<_, Infallible>(n)
+                })
+                .unwrap();
+            frames.push((before, len, crossed_at));
+        }
+        assert!(len > 1 << 18, "it got past two growth points: {len}");
+        // The first crossing (nothing measured yet) may land mid-frame; every later one, predicted
+        // at 3 ms and more, comes first in its frame or where the frame had room for it.
+        let crossings: Vec<_> = frames.iter().filter_map(|f| f.2).collect();
+        assert!(crossings.len() >= 2, "{frames:?}");
+        for at in &crossings[1..] {
+            assert!(
+                *at + STALL <= MIN_SHARE + Duration::from_millis(2),
+                "a later crossing started {at:?} into a 4 ms share: {frames:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn entities_pace_ignores_growth_points() {
+        let mut asked = Vec::new();
+        Pacer::default()
+            .run_growing(Pace::Entities(100_000), Instant::now(), 60_000, |n| {
+                asked.push(n);
+                Ok::<_, Infallible>(n)
+            })
+            .unwrap();
+        assert_eq!(asked, vec![100_000]);
     }
 
     #[test]

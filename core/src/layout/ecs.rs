@@ -336,9 +336,15 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         self.high_water = self.high_water.max(self.entities.len());
         self.everything.update_archetypes(&self.world);
         if let Some(targets) = targets {
+            // One prepared query for all of them: `World::query` matches every archetype
+            // afresh, once per entity when `set_targets` is called for each.
+            let mut query = self.world.query::<&mut SeekTarget<K>>();
             for (k, &t) in targets.iter().enumerate() {
-                if t.is_some_and(|t| t >= first) {
-                    self.set_targets(first + k, &[t]);
+                let Some(t) = t.filter(|&t| t >= first) else {
+                    continue;
+                };
+                if let Ok(mut held) = query.get_mut(&mut self.world, self.entities[first + k]) {
+                    held.0 = Some(self.entities[t]);
                 }
             }
         }

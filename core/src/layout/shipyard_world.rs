@@ -136,11 +136,18 @@ impl<S: Scalar> ShipyardLayout<S> {
         let spawned: Vec<EntityId> = self.world.bulk_add_entity(bundles).collect();
         self.entities.extend(spawned);
         if let Some(targets) = targets {
-            for (k, &t) in targets.iter().enumerate() {
-                if t.is_some_and(|t| t >= first) {
-                    self.set_targets(first + k, &[t]);
+            // One borrow of the storage for the whole batch, not one `World::run` per entity.
+            let entities = self.entities.as_slice();
+            self.world.run(|mut held: ViewMut<ShipyardTarget>| {
+                for (k, &t) in targets.iter().enumerate() {
+                    let Some(t) = t.filter(|&t| t >= first) else {
+                        continue;
+                    };
+                    if let Ok(mut slot) = (&mut held).get(entities[first + k]) {
+                        slot.0 = Some(entities[t]);
+                    }
                 }
-            }
+            });
         }
     }
 
