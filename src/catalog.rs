@@ -3,15 +3,66 @@
 //! swarm, the bench and the tests build layouts through [`create`] here.
 
 use crate::error::SimError;
-use crate::layout::{Layout, LayoutKind};
-use crate::scalar::Scalar;
+use crate::layout::{CpuLayouts, Layout, LayoutKind, OnDevice};
+
+/// A number type every layout is built for, or that says why not: the CPU layouts for `f32` and
+/// `f64` (built in the storage core, [`CpuLayouts`]), the gpu layout for `f32` only (WGSL has no
+/// portable `f64`).
+pub trait AllLayouts: CpuLayouts {
+    /// An empty gpu layout, or why this machine (or build, or number type) cannot have one.
+    fn create_gpu() -> Result<Box<dyn Layout<Self>>, SimError>;
+}
 
 /// Builds an empty layout of `kind`, or says why this machine (or build) cannot.
-pub fn create<S: Scalar>(kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
-    match kind.create_cpu::<S>() {
+pub fn create<S: AllLayouts>(kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
+    match S::create_cpu(kind) {
         Some(layout) => Ok(layout),
-        None => gpu_layout::<S>(),
+        None => S::create_gpu(),
     }
+}
+
+fn unavailable(reason: String) -> SimError {
+    SimError::LayoutUnavailable {
+        layout: LayoutKind::Gpu.name().into(),
+        reason,
+    }
+}
+
+impl AllLayouts for f32 {
+    #[cfg(feature = "gpu")]
+    fn create_gpu() -> Result<Box<dyn Layout<f32>>, SimError> {
+        let ctx = crate::gpu::context::shared().map_err(unavailable)?;
+        Ok(Box::new(
+            crate::gpu::GpuLayout::new(ctx).map_err(unavailable)?,
+        ))
+    }
+
+    #[cfg(not(feature = "gpu"))]
+    fn create_gpu() -> Result<Box<dyn Layout<f32>>, SimError> {
+        Err(unavailable(
+            "this build has no GPU support (built without the `gpu` feature)".into(),
+        ))
+    }
+}
+
+impl AllLayouts for f64 {
+    fn create_gpu() -> Result<Box<dyn Layout<f64>>, SimError> {
+        Err(unavailable(
+            "it is f32 only (WGSL has no portable f64); run it with f32".into(),
+        ))
+    }
+}
+
+/// What the renderer draws as is for a layout on the device: the gpu layout's points buffer. The
+/// storage core cannot name the device's types, so the layout hands it over as its own type, and
+/// this is where it is taken back out (the one place that knows both sides).
+#[cfg(feature = "gpu")]
+pub fn device_points(device: &dyn OnDevice) -> Option<crate::gpu::GpuPoints> {
+    device
+        .device_points()
+        .downcast::<crate::gpu::GpuPoints>()
+        .ok()
+        .map(|points| *points)
 }
 
 /// The most entities a layout kind can hold on this machine's device, and the limit that says
@@ -36,34 +87,4 @@ pub use crate::gpu::CapacityLimit;
 pub struct CapacityLimit {
     pub max_entities: usize,
     pub limit: String,
-}
-
-/// The gpu layout is `Layout<f32>` only; for `S = f32` the downcast below is the identity, for
-/// `f64` it fails and the error says why.
-#[cfg(feature = "gpu")]
-fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
-    let unavailable = |reason: String| SimError::LayoutUnavailable {
-        layout: LayoutKind::Gpu.name(),
-        reason,
-    };
-    if size_of::<S>() != size_of::<f32>() {
-        return Err(unavailable(
-            "it is f32 only (WGSL has no portable f64); run it with f32".into(),
-        ));
-    }
-    let ctx = crate::gpu::context::shared().map_err(unavailable)?;
-    let layout: Box<dyn Layout<f32>> =
-        Box::new(crate::gpu::GpuLayout::new(ctx).map_err(unavailable)?);
-    let any: Box<dyn std::any::Any> = Box::new(layout);
-    any.downcast::<Box<dyn Layout<S>>>()
-        .map(|b| *b)
-        .map_err(|_| unavailable("it is f32 only".into()))
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_layout<S: Scalar>() -> Result<Box<dyn Layout<S>>, SimError> {
-    Err(SimError::LayoutUnavailable {
-        layout: LayoutKind::Gpu.name(),
-        reason: "this build has no GPU support (built without the `gpu` feature)".into(),
-    })
 }

@@ -12,11 +12,11 @@
 use std::time::{Duration, Instant};
 
 use crate::action::{Action, Outcome};
+use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::{DeviceTime, LayoutKind};
 use crate::memory::MemoryUse;
 use crate::pace::{FrameClock, Pace, Pacer};
-use crate::scalar::Scalar;
 use crate::simd::{SimdChoice, SimdTier};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Snapshot, Swarm, SwitchProgress};
 use crate::threads::Threads;
@@ -180,7 +180,7 @@ pub struct FrameReport {
 /// The live simulation: a swarm, the count it is growing or shrinking to, and the settings a
 /// person changes (through [`Driver::apply`], the one way in). `S` is `f32` for the app; `verify`
 /// runs `f64` too.
-pub struct Driver<S: Scalar = f32> {
+pub struct Driver<S: AllLayouts = f32> {
     swarm: Swarm<S>,
     target: usize,
     threads: Threads,
@@ -229,7 +229,7 @@ pub struct UntilOverResult {
     pub crossed: bool,
 }
 
-impl<S: Scalar> Driver<S> {
+impl<S: AllLayouts> Driver<S> {
     /// A driver as the app runs it: empty, capped at [`app_max_entities`] of the layout, growing
     /// and switching within a share of each frame ([`Pace::FrameShare`]). Fails only for a layout
     /// this machine cannot run (the gpu layout without a GPU adapter).
@@ -594,7 +594,7 @@ impl<S: Scalar> Driver<S> {
             Action::Seek(on) => {
                 if on && let Some(reason) = self.requested_layout().seek_unavailable() {
                     return Err(SimError::SeekUnavailable {
-                        layout: self.requested_layout().name(),
+                        layout: self.requested_layout().name().into(),
                         reason: reason.into(),
                     });
                 }
@@ -678,7 +678,7 @@ impl<S: Scalar> Driver<S> {
             && let Some(reason) = kind.seek_unavailable()
         {
             return Err(SimError::SeekUnavailable {
-                layout: kind.name(),
+                layout: kind.name().into(),
                 reason: format!("{reason} (turn seek off to switch to it)"),
             });
         }
@@ -717,7 +717,7 @@ impl<S: Scalar> Driver<S> {
             return Err(SimError::OverLayoutMax {
                 requested: n,
                 max,
-                layout: kind.name(),
+                layout: kind.name().into(),
             });
         }
         Ok(())

@@ -5,10 +5,10 @@
 //! its layout holds).
 
 use crate::action::Action;
+use crate::catalog::AllLayouts;
 use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::scalar::Scalar;
 use crate::simd::{SimdTier, available};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 use crate::threads::Threads;
@@ -82,7 +82,7 @@ enum Switches {
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
 /// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
 /// as `switches` says, on SIMD tier `tiers[frame % tiers.len()]`; returns the final checksum.
-fn run_one<S: Scalar>(
+fn run_one<S: AllLayouts>(
     config: &VerifyConfig,
     kind: LayoutKind,
     threads: Threads,
@@ -135,7 +135,7 @@ fn run_one<S: Scalar>(
 /// The verify suite in scalar `S`: for move + regen and for move + regen + seek, a group without
 /// churn and a group with churn, each holding every layout on one and all threads plus runs that
 /// switch layout every few frames.
-pub fn run_suite<S: Scalar>(config: &VerifyConfig) -> Result<Vec<Group>, SimError> {
+pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, SimError> {
     // A tenth of the population per frame, at least one: enough to reorder everything quickly
     // (within what the churn setting accepts).
     let churn = (config.count / 10).clamp(1, MAX_CHURN);

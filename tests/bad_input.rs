@@ -40,10 +40,7 @@ fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
         let err = swarm.resize(huge).unwrap_err();
         assert!(matches!(err, SimError::OutOfMemory { .. }), "{kind}: {err}");
         let text = err.to_string();
-        assert!(
-            text.contains(&kind.name()) && text.contains("MiB"),
-            "{text}"
-        );
+        assert!(text.contains(kind.name()) && text.contains("MiB"), "{text}");
         assert_eq!(swarm.checksum(), before, "{kind}: population kept");
         assert_eq!(swarm.len(), 100);
     }

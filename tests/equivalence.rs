@@ -1,11 +1,12 @@
 //! The verify property as tests: every layout, on one thread and on all, with switches and with
 //! churn, ends in the same state; and that state really moved.
 
+use entity_layouts::catalog::AllLayouts;
 use entity_layouts::verify::{VerifyConfig, run_suite};
 use entity_layouts::workload::pack_point;
-use entity_layouts::{Dt, LayoutKind, Scalar, Swarm, Threads};
+use entity_layouts::{Dt, LayoutKind, Swarm, Threads};
 
-fn assert_all_agree<S: Scalar>(count: usize, frames: usize) {
+fn assert_all_agree<S: AllLayouts>(count: usize, frames: usize) {
     let config = VerifyConfig {
         count,
         frames,
@@ -114,7 +115,7 @@ fn gathered_points_match_the_states_in_every_layout() {
 /// count where that starts, and with every kind of leftover, it ends where SoA does.
 #[test]
 fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
-    fn agree<S: Scalar>(n: usize) {
+    fn agree<S: AllLayouts>(n: usize) {
         let dt = Dt::default();
         let mut soa = Swarm::<S>::with_count(LayoutKind::Soa, 11, n).unwrap();
         let mut ecs = Swarm::<S>::with_count(LayoutKind::EcsContiguous, 11, n).unwrap();

@@ -60,7 +60,7 @@ fn resident_memory_after_1m_to_10k_is_near_a_fresh_process() {
         let name = kind.name();
         let rss = |how: &str| {
             Query::metric("resident_mib")
-                .layout(&name)
+                .layout(name)
                 .param(how)
                 .find(&records)
                 .unwrap_or_else(|| panic!("no {how} record for {kind}"))

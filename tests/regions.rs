@@ -2,10 +2,15 @@
 //! live memory (SoA's columns advance one scalar per entity, AoS's records one struct, Bevy's
 //! table columns one component, every boxed entity is one box), and stay so after churn.
 
+use entity_layouts::catalog::AllLayouts;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, median_stride};
-use entity_layouts::{EntityState, LayoutKind, Scalar, Swarm};
+use entity_layouts::{EntityState, LayoutKind, Swarm};
 
-fn regions_of<S: Scalar>(kind: LayoutKind, n: usize, range: std::ops::Range<usize>) -> Vec<Region> {
+fn regions_of<S: AllLayouts>(
+    kind: LayoutKind,
+    n: usize,
+    range: std::ops::Range<usize>,
+) -> Vec<Region> {
     let mut swarm = Swarm::<S>::with_count(kind, 42, n).unwrap();
     let mut out = Vec::new();
     swarm.layout_mut().unwrap().regions(range, &mut out);

@@ -318,11 +318,21 @@ fn a_wrong_handle_is_caught() {
         let mut swarm = Swarm::<f32>::with_count(kind, 3, 2000).unwrap();
         assert_eq!(swarm.check_targets(), Ok(()), "{kind}");
         // Entity 1000's target is an earlier entity; point it at entity 999 instead.
-        swarm.layout_mut().unwrap().set_targets(1000, &[Some(999)]);
+        swarm
+            .layout_mut()
+            .unwrap()
+            .seeking_mut()
+            .unwrap()
+            .set_targets(1000, &[Some(999)]);
         let err = swarm.check_targets().unwrap_err();
         assert!(err.contains("entity 1000 at 1000"), "{kind}: {err}");
         // No target where one is alive: caught too.
-        swarm.layout_mut().unwrap().set_targets(1000, &[None]);
+        swarm
+            .layout_mut()
+            .unwrap()
+            .seeking_mut()
+            .unwrap()
+            .set_targets(1000, &[None]);
         assert!(swarm.check_targets().is_err(), "{kind}");
     }
 }
@@ -343,7 +353,12 @@ fn a_removed_target_leaves_its_seekers_without_one() {
         let at = |swarm: &Swarm<f32>, id: u64| swarm.export().ids.iter().position(|&i| i == id);
         let seeker_at = at(&swarm, seeker).unwrap();
         assert_eq!(
-            swarm.layout_mut().unwrap().target_at(seeker_at),
+            swarm
+                .layout_mut()
+                .unwrap()
+                .seeking_mut()
+                .unwrap()
+                .target_at(seeker_at),
             Some(target)
         );
         // Remove the target by churning until it is gone (churn picks at random).
@@ -355,7 +370,12 @@ fn a_removed_target_leaves_its_seekers_without_one() {
         }
         if let Some(seeker_at) = at(&swarm, seeker) {
             assert_eq!(
-                swarm.layout_mut().unwrap().target_at(seeker_at),
+                swarm
+                    .layout_mut()
+                    .unwrap()
+                    .seeking_mut()
+                    .unwrap()
+                    .target_at(seeker_at),
                 None,
                 "{kind}"
             );

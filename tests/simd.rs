@@ -2,11 +2,12 @@
 //! compiled per tier, in f32 and f64, with churn and on all threads; changing tier mid-run keeps
 //! every entity; a tier this CPU lacks is skipped here with the reason, and refused by name.
 
+use entity_layouts::catalog::AllLayouts;
 use entity_layouts::simd::{SimdChoice, SimdTier, available};
-use entity_layouts::{Action, Driver, LayoutKind, Scalar, Threads};
+use entity_layouts::{Action, Driver, LayoutKind, Threads};
 
 /// A run of `frames` frames on `tier`, with churn; the final checksum.
-fn run<S: Scalar>(kind: LayoutKind, tier: SimdTier, threads: Threads, frames: usize) -> u64 {
+fn run<S: AllLayouts>(kind: LayoutKind, tier: SimdTier, threads: Threads, frames: usize) -> u64 {
     let mut driver = Driver::<S>::new(kind, 11)
         .unwrap()
         .with_chunks(usize::MAX, usize::MAX)

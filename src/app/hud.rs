@@ -93,7 +93,7 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                     let big = |ui: &mut egui::Ui, text: String, size: f32, color: Color32| {
                         ui.label(egui::RichText::new(text).size(size).color(color).strong());
                     };
-                    big(ui, sim.driver.kind().label(), 40.0, Color32::WHITE);
+                    big(ui, sim.driver.kind().label().into(), 40.0, Color32::WHITE);
                     big(
                         ui,
                         format!("{} entities", count_label(sim.driver.len())),

@@ -56,7 +56,7 @@ impl Row {
     pub fn label(&self) -> String {
         match self.simd {
             Some(tier) => format!("{} · {}", self.kind.name(), tier.name()),
-            None => self.kind.name(),
+            None => self.kind.name().into(),
         }
     }
 
@@ -111,8 +111,8 @@ pub fn csv(rows: &[Row], n: usize, threads: &str) -> String {
     for row in rows {
         writer
             .serialize(CsvRow {
-                layout: row.kind.name(),
-                label: row.kind.label(),
+                layout: row.kind.name().into(),
+                label: row.kind.label().into(),
                 entities: n,
                 threads: threads.into(),
                 simd: row.simd.unwrap_or_default().name().into(),

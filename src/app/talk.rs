@@ -218,7 +218,7 @@ fn say_values(sim: &Sim, stats: &FrameStats) -> SayValues {
     };
     SayValues {
         count: count_label(len),
-        layout: kind.name(),
+        layout: kind.name().into(),
         simulate_ms,
     }
 }

@@ -90,7 +90,7 @@ pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simula
         let mut args: Vec<String> = vec![
             "count-frames".into(),
             "--layout".into(),
-            spec.layout.name(),
+            spec.layout.name().into(),
             "--count".into(),
             spec.n.to_string(),
             "--frames".into(),

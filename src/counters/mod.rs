@@ -76,7 +76,7 @@ impl FrameSpec {
         if self.seek_only {
             format!("{} seek", self.layout)
         } else {
-            self.layout.name()
+            self.layout.name().to_string()
         }
     }
 

@@ -15,7 +15,9 @@ use std::time::Duration;
 use super::context::GpuContext;
 use super::kernels::{ARGS_BYTES, DispatchArgs};
 use super::slots::SlotMap;
-use crate::layout::{DeviceTime, Layout, LayoutKind, ReserveError};
+use crate::layout::{
+    Capabilities, CapabilitiesMut, DeviceTime, Layout, LayoutKind, OnDevice, Released, ReserveError,
+};
 use crate::memory::MemoryUse;
 use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink, SinkPart, pack_point, sink_chunks};
@@ -433,29 +435,11 @@ impl Layout<f32> for GpuLayout {
         self.ids.swap_remove(index);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.shared().slots.truncate(len);
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        crate::layout::shrink_if_sparse(&mut self.ids);
-        let len = self.ids.len();
-        if self.columns.capacity > MIN_CAPACITY && len < self.columns.capacity / 4 {
-            self.flush(&mut self.shared());
-            let capacity = (len * 2).max(MIN_CAPACITY);
-            // Keeping the big buffers is the fallback if the device cannot make small ones.
-            let _ = self.replace_columns(capacity, len);
-        }
-        let mut shared = self.shared();
-        if shared
-            .move_list
-            .as_ref()
-            .is_some_and(|m| m.2 > 4 * len.max(1024))
-        {
-            shared.move_list = None;
-        }
+        self.give_back_memory();
+        Released::InPlace
     }
 
     fn step_move(&mut self, dt: f32, _threads: Threads) {
@@ -472,19 +456,6 @@ impl Layout<f32> for GpuLayout {
         );
         self.ctx.queue.submit([encoder.finish()]);
     }
-
-    /// Never called: the driver refuses seek on this layout (`LayoutKind::seek_unavailable`).
-    fn step_seek(&mut self, _dt: f32, _threads: Threads) {}
-
-    /// This layout keeps no targets (it has no seek pass).
-    fn set_targets(&mut self, _first: usize, _targets: &[Option<usize>]) {}
-
-    fn target_at(&self, _index: usize) -> Option<u64> {
-        None
-    }
-
-    /// Only a switch with seek on calls this, and seek is never on with this layout.
-    fn set_velocity_at(&mut self, _index: usize, _vx: f32, _vy: f32) {}
 
     fn step_regen(&mut self, dt: f32, _threads: Threads) {
         if !self.ready_to_step() {
@@ -552,6 +523,28 @@ impl Layout<f32> for GpuLayout {
         }
     }
 
+    fn memory(&self) -> MemoryUse {
+        let device_bytes = self.columns.capacity as u64 * F32 * (FIELDS as u64 + 1);
+        MemoryUse {
+            payload_bytes: self.ids.len() as u64 * (FIELDS as u64 * F32 + 8),
+            allocated_bytes: self.ids.capacity() as u64 * 8 + device_bytes,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, f32> {
+        Capabilities {
+            seeking: None,
+            in_host_memory: None,
+            on_device: Some(self),
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, f32> {
+        CapabilitiesMut { seeking: None }
+    }
+}
+
+impl OnDevice for GpuLayout {
     /// Starts reading the slots of `range` back, in one go and without waiting: the next
     /// switch chunk (the driver asks right after the step, so the copy overlaps the rest of the
     /// frame) and the entities a churn reads one at a time during a switch out of this layout
@@ -577,30 +570,43 @@ impl Layout<f32> for GpuLayout {
         shared.reads.push(read);
     }
 
-    fn memory(&self) -> MemoryUse {
-        let device_bytes = self.columns.capacity as u64 * F32 * (FIELDS as u64 + 1);
-        MemoryUse {
-            payload_bytes: self.ids.len() as u64 * (FIELDS as u64 * F32 + 8),
-            allocated_bytes: self.ids.capacity() as u64 * 8 + device_bytes,
-        }
-    }
-
-    fn device_time(&self) -> Option<DeviceTime> {
-        Some(match &self.timer {
+    fn device_time(&self) -> DeviceTime {
+        match &self.timer {
             None if self.ctx.is_software() => DeviceTime::Unavailable(
                 "a software rasterizer's timestamps do not time its compute work",
             ),
             None => DeviceTime::Unavailable("the GPU adapter has no timestamp queries"),
             Some(timer) => timer.last(),
-        })
+        }
     }
 
-    fn device_points(&self) -> Option<Box<dyn std::any::Any>> {
-        Some(Box::new(self.points()))
+    fn device_points(&self) -> Box<dyn std::any::Any> {
+        Box::new(self.points())
     }
 
     fn finish_device_work(&self) {
         let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+}
+
+impl GpuLayout {
+    fn give_back_memory(&mut self) {
+        crate::layout::shrink_if_sparse(&mut self.ids);
+        let len = self.ids.len();
+        if self.columns.capacity > MIN_CAPACITY && len < self.columns.capacity / 4 {
+            self.flush(&mut self.shared());
+            let capacity = (len * 2).max(MIN_CAPACITY);
+            // Keeping the big buffers is the fallback if the device cannot make small ones.
+            let _ = self.replace_columns(capacity, len);
+        }
+        let mut shared = self.shared();
+        if shared
+            .move_list
+            .as_ref()
+            .is_some_and(|m| m.2 > 4 * len.max(1024))
+        {
+            shared.move_list = None;
+        }
     }
 }
 
@@ -862,7 +868,7 @@ mod tests {
             layout.step_move(0.01, Threads::One);
             layout.step_regen(0.01, Threads::One);
             layout.finish_device_work();
-            if let Some(DeviceTime::Measured(d)) = layout.device_time() {
+            if let DeviceTime::Measured(d) = layout.device_time() {
                 assert!(d > Duration::ZERO);
                 measured += 1;
             }

@@ -14,6 +14,7 @@ use crate::layout::kernels::{move_records, regen_records};
 use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -59,25 +60,16 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         self.entities.swap_remove(index);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.targets.truncate(len);
         self.entities.truncate(len);
-        self.release_unused();
+        self.give_back_memory();
+        Released::InPlace
     }
 
-    fn release_unused(&mut self) {
-        shrink_if_sparse(&mut self.ids);
-        shrink_if_sparse(&mut self.entities);
-        self.targets.release_unused();
-        self.seek_scratch = Vec::new();
-    }
-
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         self.tier = tier;
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -95,6 +87,48 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         });
     }
 
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = sink_chunks(out, c).zip(self.entities.chunks(c));
+        for_each_part(threads, parts, |(SinkPart(out), entities)| {
+            out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids[range.clone()].iter().zip(&self.entities[range]) {
+            visit(*id, state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>() as u64;
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity + id),
+            allocated_bytes: self.entities.capacity() as u64 * entity
+                + self.ids.capacity() as u64 * id
+                + self.targets.allocated_bytes()
+                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for Aos<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (records, targets) = (&mut self.entities, &self.targets);
         if threads == Threads::One {
@@ -142,37 +176,22 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         let e = &mut self.entities[index];
         (e.vx, e.vy) = (vx, vy);
     }
+}
 
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        let parts = sink_chunks(out, c).zip(self.entities.chunks(c));
-        for_each_part(threads, parts, |(SinkPart(out), entities)| {
-            out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
-        });
-    }
-
+impl<S: Scalar> InHostMemory for Aos<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
             state_regions(i, &self.entities[i], out);
             out.push(Region::of(&self.ids[i], Field::Id, i));
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, state) in self.ids[range.clone()].iter().zip(&self.entities[range]) {
-            visit(*id, state);
-        }
-    }
-
-    fn memory(&self) -> MemoryUse {
-        let entity = size_of::<EntityState<S>>() as u64;
-        let id = size_of::<u64>() as u64;
-        MemoryUse {
-            payload_bytes: self.len() as u64 * (entity + id),
-            allocated_bytes: self.entities.capacity() as u64 * entity
-                + self.ids.capacity() as u64 * id
-                + self.targets.allocated_bytes()
-                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
-        }
+impl<S: Scalar> Aos<S> {
+    fn give_back_memory(&mut self) {
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.entities);
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
     }
 }

@@ -24,6 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
@@ -112,25 +113,12 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         self.boxes.swap_remove(index);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.targets.truncate(len);
         self.boxes.truncate(len);
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        shrink_if_sparse(&mut self.ids);
-        shrink_if_sparse(&mut self.boxes);
-        self.targets.release_unused();
-        self.seek_scratch = Vec::new();
-        if compaction_due(self.boxes.len(), &mut self.high_water) {
-            let states: Vec<EntityState<S>> = self.boxes.iter().map(|b| **b).collect();
-            self.boxes = Vec::new();
-            release_to_os();
-            self.boxes = states.into_iter().map(Box::new).collect();
-            self.scatter_from(0);
-        }
+        self.give_back_memory();
+        Released::InPlace
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -151,6 +139,49 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         });
     }
 
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = sink_chunks(out, c).zip(self.boxes.chunks(c));
+        for_each_part(threads, parts, |(SinkPart(out), entities)| {
+            out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, state) in self.ids[range.clone()].iter().zip(&self.boxes[range]) {
+            visit(*id, state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>();
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity as u64 + id),
+            allocated_bytes: self.boxes.capacity() as u64 * size_of::<Box<EntityState<S>>>() as u64
+                + self.ids.capacity() as u64 * id
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
+                + self.targets.allocated_bytes()
+                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for BoxedEntities<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (boxes, targets) = (&mut self.boxes, &self.targets);
         if threads == Threads::One {
@@ -198,38 +229,29 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         let e = &mut self.boxes[index];
         (e.vx, e.vy) = (vx, vy);
     }
+}
 
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        let parts = sink_chunks(out, c).zip(self.boxes.chunks(c));
-        for_each_part(threads, parts, |(SinkPart(out), entities)| {
-            out.write_iter(entities.iter().map(|e| point_bytes(e.x, e.y, e.hp)));
-        });
-    }
-
+impl<S: Scalar> InHostMemory for BoxedEntities<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
             state_regions(i, &*self.boxes[i], out);
             out.push(Region::of(&self.ids[i], Field::Id, i));
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, state) in self.ids[range.clone()].iter().zip(&self.boxes[range]) {
-            visit(*id, state);
-        }
-    }
-
-    fn memory(&self) -> MemoryUse {
-        let entity = size_of::<EntityState<S>>();
-        let id = size_of::<u64>() as u64;
-        MemoryUse {
-            payload_bytes: self.len() as u64 * (entity as u64 + id),
-            allocated_bytes: self.boxes.capacity() as u64 * size_of::<Box<EntityState<S>>>() as u64
-                + self.ids.capacity() as u64 * id
-                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
-                + self.targets.allocated_bytes()
-                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+impl<S: Scalar> BoxedEntities<S> {
+    fn give_back_memory(&mut self) {
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.boxes);
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
+        if compaction_due(self.boxes.len(), &mut self.high_water) {
+            let states: Vec<EntityState<S>> = self.boxes.iter().map(|b| **b).collect();
+            self.boxes = Vec::new();
+            release_to_os();
+            self.boxes = states.into_iter().map(Box::new).collect();
+            self.scatter_from(0);
         }
     }
 }
@@ -249,7 +271,7 @@ mod tests {
         plain.push(&ids, &states);
         shuffled.push(&ids, &states);
         let mut seen = Vec::new();
-        shuffled.for_each_entity(&mut |id, s| seen.push((id, *s)));
+        shuffled.for_each_entity_in(0..shuffled.len(), &mut |id, s| seen.push((id, *s)));
         assert!(seen.iter().zip(&states).all(|((_, a), b)| a == b));
         let increasing = |l: &BoxedEntities<f32>| {
             l.boxes

@@ -30,6 +30,7 @@ use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -303,29 +304,15 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
         self.len = last;
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.len = self.len.min(len);
         self.targets.truncate(self.len);
-        self.release_unused();
+        self.give_back_memory();
+        Released::InPlace
     }
 
-    /// Hands back whole blocks once fewer than a quarter of them are in use (the rule
-    /// `shrink_if_sparse` applies to a `Vec`).
-    fn release_unused(&mut self) {
-        let used = self.used();
-        if used < self.chunks.len() / 4 {
-            self.chunks.truncate(used);
-            self.chunks.shrink_to_fit();
-        }
-        self.targets.release_unused();
-        self.seek_scratch = Vec::new();
-    }
-
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         self.tier = tier;
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -345,6 +332,65 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
         });
     }
 
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let (len, per_part) = (self.len, self.blocks_per_part(threads));
+        let used = self.used();
+        let parts = sink_chunks(out, per_part * Self::CAP)
+            .zip(self.chunks[..used].chunks(per_part))
+            .enumerate();
+        for_each_part(threads, parts, |(p, (SinkPart(out), blocks))| {
+            let mut rest = out;
+            for (k, block) in blocks.iter().enumerate() {
+                let n = Self::filled(len, p * per_part + k);
+                let (head, tail) = rest.split_at(n);
+                rest = tail;
+                let (_, [x, y, _, _, hp, ..]) = block.columns::<S>();
+                head.write_iter(
+                    x[..n]
+                        .iter()
+                        .zip(&y[..n])
+                        .zip(&hp[..n])
+                        .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
+                );
+            }
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for i in range {
+            let (id, state) = self.chunks[i / Self::CAP].read::<S>(i % Self::CAP);
+            visit(id, &state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = (8 * size_of::<S>() + size_of::<u64>()) as u64;
+        MemoryUse {
+            payload_bytes: self.len as u64 * entity,
+            allocated_bytes: (self.chunks.len() * Chunk::<BYTES, PAGED>::LINES * size_of::<Line>()
+                + self.chunks.capacity() * size_of::<Chunk<BYTES, PAGED>>()
+                + self.seek_scratch.capacity() * size_of::<[S; 2]>())
+                as u64
+                + self.targets.allocated_bytes(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar, const BYTES: usize, const PAGED: bool> Seeking<S> for Chunks<S, BYTES, PAGED> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (cap, targets) = (Self::CAP, &self.targets);
         if threads == Threads::One {
@@ -396,31 +442,9 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
     fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
         self.chunks[index / Self::CAP].set_velocity(index % Self::CAP, vx, vy);
     }
+}
 
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let (len, per_part) = (self.len, self.blocks_per_part(threads));
-        let used = self.used();
-        let parts = sink_chunks(out, per_part * Self::CAP)
-            .zip(self.chunks[..used].chunks(per_part))
-            .enumerate();
-        for_each_part(threads, parts, |(p, (SinkPart(out), blocks))| {
-            let mut rest = out;
-            for (k, block) in blocks.iter().enumerate() {
-                let n = Self::filled(len, p * per_part + k);
-                let (head, tail) = rest.split_at(n);
-                rest = tail;
-                let (_, [x, y, _, _, hp, ..]) = block.columns::<S>();
-                head.write_iter(
-                    x[..n]
-                        .iter()
-                        .zip(&y[..n])
-                        .zip(&hp[..n])
-                        .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
-                );
-            }
-        });
-    }
-
+impl<S: Scalar, const BYTES: usize, const PAGED: bool> InHostMemory for Chunks<S, BYTES, PAGED> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
             let (ids, fields) = self.chunks[i / Self::CAP].columns::<S>();
@@ -431,24 +455,19 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
             out.push(Region::of(&ids[slot], Field::Id, i));
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for i in range {
-            let (id, state) = self.chunks[i / Self::CAP].read::<S>(i % Self::CAP);
-            visit(id, &state);
+impl<S: Scalar, const BYTES: usize, const PAGED: bool> Chunks<S, BYTES, PAGED> {
+    /// Hands back whole blocks once fewer than a quarter of them are in use (the rule
+    /// `shrink_if_sparse` applies to a `Vec`).
+    fn give_back_memory(&mut self) {
+        let used = self.used();
+        if used < self.chunks.len() / 4 {
+            self.chunks.truncate(used);
+            self.chunks.shrink_to_fit();
         }
-    }
-
-    fn memory(&self) -> MemoryUse {
-        let entity = (8 * size_of::<S>() + size_of::<u64>()) as u64;
-        MemoryUse {
-            payload_bytes: self.len as u64 * entity,
-            allocated_bytes: (self.chunks.len() * Chunk::<BYTES, PAGED>::LINES * size_of::<Line>()
-                + self.chunks.capacity() * size_of::<Chunk<BYTES, PAGED>>()
-                + self.seek_scratch.capacity() * size_of::<[S; 2]>())
-                as u64
-                + self.targets.allocated_bytes(),
-        }
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
     }
 }
 
@@ -503,7 +522,7 @@ mod tests {
             );
         }
         let mut seen = Vec::new();
-        layout.for_each_entity(&mut |id, s| seen.push((id, *s)));
+        layout.for_each_entity_in(0..layout.len(), &mut |id, s| seen.push((id, *s)));
         assert_eq!(seen, ids.into_iter().zip(states).collect::<Vec<_>>());
     }
 

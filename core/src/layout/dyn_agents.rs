@@ -18,6 +18,7 @@ use std::ops::Range;
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
@@ -238,27 +239,12 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         self.agents.swap_remove(index);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.targets.truncate(len);
         self.agents.truncate(len);
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        shrink_if_sparse(&mut self.ids);
-        shrink_if_sparse(&mut self.agents);
-        self.targets.release_unused();
-        self.seek_scratch = Vec::new();
-        if compaction_due(self.agents.len(), &mut self.high_water) {
-            // The same entities in the same logical order: their targets stand as they are.
-            let states: Vec<EntityState<S>> = self.agents.iter().map(|a| a.state()).collect();
-            self.agents = Vec::new();
-            release_to_os();
-            let ids = std::mem::take(&mut self.ids);
-            self.agents = self.make_agents(&ids, &states).collect();
-            self.ids = ids;
-        }
+        self.give_back_memory();
+        Released::InPlace
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -279,6 +265,49 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         });
     }
 
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = sink_chunks(out, c).zip(self.agents.chunks(c));
+        for_each_part(threads, parts, |(SinkPart(out), agents)| {
+            out.write_iter(agents.iter().map(|agent| agent.point().to_le_bytes()));
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for (id, agent) in self.ids[range.clone()].iter().zip(&self.agents[range]) {
+            visit(*id, &agent.state());
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let entity = size_of::<EntityState<S>>();
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (entity as u64 + id),
+            allocated_bytes: self.agents.capacity() as u64 * size_of::<Box<dyn Agent<S>>>() as u64
+                + self.ids.capacity() as u64 * id
+                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
+                + self.targets.allocated_bytes()
+                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for DynAgents<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (agents, targets) = (&mut self.agents, &self.targets);
         if threads == Threads::One {
@@ -324,38 +353,31 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
     fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
         self.agents[index].set_velocity(vx, vy);
     }
+}
 
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        let parts = sink_chunks(out, c).zip(self.agents.chunks(c));
-        for_each_part(threads, parts, |(SinkPart(out), agents)| {
-            out.write_iter(agents.iter().map(|agent| agent.point().to_le_bytes()));
-        });
-    }
-
+impl<S: Scalar> InHostMemory for DynAgents<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
             self.agents[i].regions(i, out);
             out.push(Region::of(&self.ids[i], Field::Id, i));
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for (id, agent) in self.ids[range.clone()].iter().zip(&self.agents[range]) {
-            visit(*id, &agent.state());
-        }
-    }
-
-    fn memory(&self) -> MemoryUse {
-        let entity = size_of::<EntityState<S>>();
-        let id = size_of::<u64>() as u64;
-        MemoryUse {
-            payload_bytes: self.len() as u64 * (entity as u64 + id),
-            allocated_bytes: self.agents.capacity() as u64 * size_of::<Box<dyn Agent<S>>>() as u64
-                + self.ids.capacity() as u64 * id
-                + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
-                + self.targets.allocated_bytes()
-                + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+impl<S: Scalar> DynAgents<S> {
+    fn give_back_memory(&mut self) {
+        shrink_if_sparse(&mut self.ids);
+        shrink_if_sparse(&mut self.agents);
+        self.targets.release_unused();
+        self.seek_scratch = Vec::new();
+        if compaction_due(self.agents.len(), &mut self.high_water) {
+            // The same entities in the same logical order: their targets stand as they are.
+            let states: Vec<EntityState<S>> = self.agents.iter().map(|a| a.state()).collect();
+            self.agents = Vec::new();
+            release_to_os();
+            let ids = std::mem::take(&mut self.ids);
+            self.agents = self.make_agents(&ids, &states).collect();
+            self.ids = ids;
         }
     }
 }

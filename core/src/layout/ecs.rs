@@ -37,6 +37,7 @@ use crate::layout::components::{
 };
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
@@ -410,13 +411,10 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.entities.len()
     }
 
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         if self.variant == EcsVariant::Contiguous {
             self.tier = tier;
         }
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -437,16 +435,12 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.spawn(ids, states, None);
     }
 
-    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
-        self.spawn(ids, states, Some(targets));
-    }
-
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
         self.world.despawn(entity);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         if len < self.entities.len() {
             // From the tail backwards: each despawn then empties the table's last row, with no
             // row moved into a hole.
@@ -454,20 +448,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
                 self.world.despawn(entity);
             }
         }
-        self.release_unused();
-    }
-
-    /// The list of entities shrinks here; Bevy's tables cannot, so the swarm rebuilds the world
-    /// when [`Layout::rebuild_releases_memory`] says so.
-    fn release_unused(&mut self) {
-        shrink_if_sparse(&mut self.entities);
-    }
-
-    /// Sooner than the other layouts compact (half, not a quarter; from 16k entities): an ECS
-    /// entity costs three to four times a `Vec` layout's bytes, and nothing of it comes back
-    /// otherwise. The soak measured it: 158k -> 50k kept 24 MB of tables, half a fresh process.
-    fn rebuild_releases_memory(&self) -> bool {
-        self.high_water >= REBUILD_FROM && self.entities.len() < self.high_water / 2
+        self.give_back_memory();
+        self.released()
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -485,33 +467,6 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // run without an `App` that never clears them grows by about 100 bytes per removed entity
         // for as long as it churns (the soak found it: 39 MB after a few thousand frames).
         self.world.clear_trackers();
-    }
-
-    fn step_seek(&mut self, dt: S, threads: Threads) {
-        let tier = self.tier;
-        self.world.insert_resource(StepParams { dt, threads, tier });
-        self.seek_schedule.run(&mut self.world);
-    }
-
-    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
-        let mut query = self.world.query::<&mut SeekTarget<K>>();
-        for (&seeker, target) in self.entities[first..].iter().zip(targets) {
-            let target = target.map(|t| self.entities[t]);
-            if let Ok(mut held) = query.get_mut(&mut self.world, seeker) {
-                held.0 = target;
-            }
-        }
-    }
-
-    fn target_at(&self, index: usize) -> Option<u64> {
-        let target = self.world.get::<SeekTarget<K>>(self.entities[index])?.0?;
-        Some(self.world.get::<EntityId<K>>(target)?.0)
-    }
-
-    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
-        if let Some(mut v) = self.world.get_mut::<Velocity<S, K>>(self.entities[index]) {
-            (v.x, v.y) = (vx, vy);
-        }
     }
 
     fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
@@ -544,13 +499,6 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
     }
 
-    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
-        let query = self.everything.query_manual(&self.world);
-        for i in range {
-            push_regions(i, self.components(&query, self.entities[i]), out);
-        }
-    }
-
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
         if self.read_columns(range.clone(), visit) {
             return;
@@ -570,6 +518,81 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
             allocated_bytes: len * bytes_per_entity::<S>() as u64
                 + self.entities.capacity() as u64 * size_of::<Entity>() as u64,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar, K: Storage> Seeking<S> for EcsLayout<S, K> {
+    fn step_seek(&mut self, dt: S, threads: Threads) {
+        let tier = self.tier;
+        self.world.insert_resource(StepParams { dt, threads, tier });
+        self.seek_schedule.run(&mut self.world);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        let mut query = self.world.query::<&mut SeekTarget<K>>();
+        for (&seeker, target) in self.entities[first..].iter().zip(targets) {
+            let target = target.map(|t| self.entities[t]);
+            if let Ok(mut held) = query.get_mut(&mut self.world, seeker) {
+                held.0 = target;
+            }
+        }
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        let target = self.world.get::<SeekTarget<K>>(self.entities[index])?.0?;
+        Some(self.world.get::<EntityId<K>>(target)?.0)
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
+        if let Some(mut v) = self.world.get_mut::<Velocity<S, K>>(self.entities[index]) {
+            (v.x, v.y) = (vx, vy);
+        }
+    }
+}
+
+impl<S: Scalar, K: Storage> InHostMemory for EcsLayout<S, K> {
+    fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
+        let query = self.everything.query_manual(&self.world);
+        for i in range {
+            push_regions(i, self.components(&query, self.entities[i]), out);
+        }
+    }
+}
+
+impl<S: Scalar, K: Storage> EcsLayout<S, K> {
+    /// The list of entities shrinks here; Bevy's tables cannot, so the swarm rebuilds the world
+    /// when [`Layout::truncate`] says so.
+    fn give_back_memory(&mut self) {
+        shrink_if_sparse(&mut self.entities);
+    }
+
+    /// Sooner than the other layouts compact (half, not a quarter; from 16k entities): an ECS
+    /// entity costs three to four times a `Vec` layout's bytes, and nothing of it comes back
+    /// otherwise. The soak measured it: 158k -> 50k kept 24 MB of tables, half a fresh process.
+    fn released(&self) -> Released {
+        if self.high_water >= REBUILD_FROM && self.entities.len() < self.high_water / 2 {
+            Released::RebuildWouldFree
+        } else {
+            Released::InPlace
         }
     }
 }

@@ -38,6 +38,7 @@ use crate::layout::ecs::{Columns, push_regions, rows_are_logical, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -368,13 +369,10 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         self.entities.len()
     }
 
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         if self.tuned {
             self.tier = tier;
         }
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -393,16 +391,12 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         self.spawn(ids, states, None);
     }
 
-    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
-        self.spawn(ids, states, Some(targets));
-    }
-
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
         self.world_here().entity_from_id(entity).destruct();
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         let world = self
             .world
             .get_mut()
@@ -410,16 +404,8 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         for entity in self.entities.drain_from(len) {
             world.entity_from_id(entity).destruct();
         }
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        self.entities.release_unused();
-    }
-
-    /// flecs' tables keep their capacity: after a big shrink the swarm rebuilds the world.
-    fn rebuild_releases_memory(&self) -> bool {
-        self.entities.rebuild_due()
+        self.give_back_memory();
+        self.released()
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -430,6 +416,73 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         self.run_pipeline(self.regen_pipeline, dt, threads);
     }
 
+    /// Table by table, on the calling thread: each table's columns as slices into the sink.
+    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
+        let world = self.world_here();
+        let query = world.query::<(&Pos<S>, &Hp<S>)>().build();
+        let mut rest = Some(out);
+        query.run(|mut it| {
+            while it.next() {
+                let positions = it.field::<Pos<S>>(0);
+                let healths = it.field::<Hp<S>>(1);
+                let (positions, healths) = (positions.as_slice(), healths.as_slice());
+                let (head, tail) = rest.take().expect("one sink").split_at(positions.len());
+                rest = Some(tail);
+                head.write_iter(
+                    positions
+                        .iter()
+                        .zip(healths)
+                        .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+                );
+            }
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
+        let world = self.world_locked();
+        for &entity in &self.entities.as_slice()[range] {
+            world.entity_from_id(entity).get::<(
+                &OurId<InTable>,
+                &Pos<S>,
+                &Vel<S>,
+                &Hp<S>,
+                &Ene<S>,
+                &Reg<S>,
+                &Arm<S>,
+            )>(|components| {
+                let (id, state) = state_of(components);
+                visit(id, &state);
+            });
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for FlecsLayout<S> {
     fn step_seek(&mut self, dt: S, _threads: Threads) {
         let (tier, system) = (self.tier, self.seek_system);
         let world = self.world_here();
@@ -437,6 +490,10 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         world
             .system_from(world.entity_from_id(system))
             .run_dt(dt.to_f64() as f32);
+    }
+
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
@@ -471,29 +528,9 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
             .entity_from_id(entity)
             .get::<&mut Vel<S>>(|v| (v.x, v.y) = (vx, vy));
     }
+}
 
-    /// Table by table, on the calling thread: each table's columns as slices into the sink.
-    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
-        let world = self.world_here();
-        let query = world.query::<(&Pos<S>, &Hp<S>)>().build();
-        let mut rest = Some(out);
-        query.run(|mut it| {
-            while it.next() {
-                let positions = it.field::<Pos<S>>(0);
-                let healths = it.field::<Hp<S>>(1);
-                let (positions, healths) = (positions.as_slice(), healths.as_slice());
-                let (head, tail) = rest.take().expect("one sink").split_at(positions.len());
-                rest = Some(tail);
-                head.write_iter(
-                    positions
-                        .iter()
-                        .zip(healths)
-                        .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
-                );
-            }
-        });
-    }
-
+impl<S: Scalar> InHostMemory for FlecsLayout<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         let world = self.world_locked();
         for i in range {
@@ -510,33 +547,19 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
             });
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
-            return;
-        }
-        let world = self.world_locked();
-        for &entity in &self.entities.as_slice()[range] {
-            world.entity_from_id(entity).get::<(
-                &OurId<InTable>,
-                &Pos<S>,
-                &Vel<S>,
-                &Hp<S>,
-                &Ene<S>,
-                &Reg<S>,
-                &Arm<S>,
-            )>(|components| {
-                let (id, state) = state_of(components);
-                visit(id, &state);
-            });
-        }
+impl<S: Scalar> FlecsLayout<S> {
+    fn give_back_memory(&mut self) {
+        self.entities.release_unused();
     }
 
-    fn memory(&self) -> MemoryUse {
-        let len = self.len() as u64;
-        MemoryUse {
-            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+    /// flecs' tables keep their capacity: after a big shrink the swarm rebuilds the world.
+    fn released(&self) -> Released {
+        if self.entities.rebuild_due() {
+            Released::RebuildWouldFree
+        } else {
+            Released::InPlace
         }
     }
 }

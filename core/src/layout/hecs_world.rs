@@ -28,6 +28,7 @@ use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -190,13 +191,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         self.entities.len()
     }
 
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         if self.tuned {
             self.tier = tier;
         }
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -215,10 +213,6 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         self.spawn(ids, states, None);
     }
 
-    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
-        self.spawn(ids, states, Some(targets));
-    }
-
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
         self.world
@@ -226,22 +220,14 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
             .expect("every listed entity is alive");
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         for entity in self.entities.drain_from(len) {
             self.world
                 .despawn(entity)
                 .expect("every listed entity is alive");
         }
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        self.entities.release_unused();
-    }
-
-    /// hecs' archetypes keep their capacity: after a big shrink the swarm rebuilds the world.
-    fn rebuild_releases_memory(&self) -> bool {
-        self.entities.rebuild_due()
+        self.give_back_memory();
+        self.released()
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -329,6 +315,67 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         }
     }
 
+    /// Archetype by archetype, the columns split across the pool: both forms draw alike.
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let mut rest = out;
+        for archetype in self.world.archetypes() {
+            let (Some(positions), Some(healths)) = (
+                archetype.get::<&Pos<S>>(),
+                archetype.get::<&Health<S, InTable>>(),
+            ) else {
+                continue;
+            };
+            let (head, tail) = rest.split_at(positions.len());
+            rest = tail;
+            let c = chunk_len(threads, positions.len());
+            let parts = sink_chunks(head, c).zip(positions.chunks(c).zip(healths.chunks(c)));
+            for_each_part(threads, parts, |(SinkPart(out), (positions, healths))| {
+                out.write_iter(
+                    positions
+                        .iter()
+                        .zip(healths)
+                        .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+                );
+            });
+        }
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
+        let view = self.world.view::<Everything<'_, S>>();
+        for &entity in &self.entities.as_slice()[range] {
+            let components = view.get(entity).expect("every listed entity has all seven");
+            let (id, state) = state_of(components);
+            visit(id, &state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for HecsLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let world = &self.world;
         if self.tuned {
@@ -373,6 +420,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         }
     }
 
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
+    }
+
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
         let entities = self.entities.as_slice();
         for (&seeker, target) in entities[first..].iter().zip(targets) {
@@ -394,32 +445,9 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
             (v.x, v.y) = (vx, vy);
         }
     }
+}
 
-    /// Archetype by archetype, the columns split across the pool: both forms draw alike.
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let mut rest = out;
-        for archetype in self.world.archetypes() {
-            let (Some(positions), Some(healths)) = (
-                archetype.get::<&Pos<S>>(),
-                archetype.get::<&Health<S, InTable>>(),
-            ) else {
-                continue;
-            };
-            let (head, tail) = rest.split_at(positions.len());
-            rest = tail;
-            let c = chunk_len(threads, positions.len());
-            let parts = sink_chunks(head, c).zip(positions.chunks(c).zip(healths.chunks(c)));
-            for_each_part(threads, parts, |(SinkPart(out), (positions, healths))| {
-                out.write_iter(
-                    positions
-                        .iter()
-                        .zip(healths)
-                        .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
-                );
-            });
-        }
-    }
-
+impl<S: Scalar> InHostMemory for HecsLayout<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         for i in range {
             self.with_entity(self.entities.get(i), |components| {
@@ -427,24 +455,19 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
             });
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
-            return;
-        }
-        let view = self.world.view::<Everything<'_, S>>();
-        for &entity in &self.entities.as_slice()[range] {
-            let components = view.get(entity).expect("every listed entity has all seven");
-            let (id, state) = state_of(components);
-            visit(id, &state);
-        }
+impl<S: Scalar> HecsLayout<S> {
+    fn give_back_memory(&mut self) {
+        self.entities.release_unused();
     }
 
-    fn memory(&self) -> MemoryUse {
-        let len = self.len() as u64;
-        MemoryUse {
-            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+    /// hecs' archetypes keep their capacity: after a big shrink the swarm rebuilds the world.
+    fn released(&self) -> Released {
+        if self.entities.rebuild_due() {
+            Released::RebuildWouldFree
+        } else {
+            Released::InPlace
         }
     }
 }

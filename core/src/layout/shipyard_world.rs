@@ -33,6 +33,7 @@ use crate::layout::components::{
 use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -250,13 +251,10 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         self.entities.len()
     }
 
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         if self.tuned {
             self.tier = tier;
         }
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -270,30 +268,18 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         self.spawn(ids, states, None);
     }
 
-    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
-        self.spawn(ids, states, Some(targets));
-    }
-
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
         self.world.delete_entity(entity);
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         let world = &mut self.world;
         for entity in self.entities.drain_from(len) {
             world.delete_entity(entity);
         }
-        self.release_unused();
-    }
-
-    fn release_unused(&mut self) {
-        self.entities.release_unused();
-    }
-
-    /// shipyard's packed arrays keep their capacity: after a big shrink the swarm rebuilds.
-    fn rebuild_releases_memory(&self) -> bool {
-        self.entities.rebuild_due()
+        self.give_back_memory();
+        self.released()
     }
 
     fn step_move(&mut self, dt: S, threads: Threads) {
@@ -356,6 +342,63 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
             });
     }
 
+    /// The positions' packed array, each entity's health found through the sparse index: one
+    /// pass on one thread (shipyard's parallel iterator cannot write into our sink's chunks).
+    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
+        let (positions, healths) = self
+            .world
+            .borrow::<(View<Pos<S>>, View<Hp<S>>)>()
+            .expect("nothing else borrows the storages");
+        out.write_iter(
+            (&positions, &healths)
+                .iter()
+                .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
+        );
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(range.clone(), visit) {
+            return;
+        }
+        let (id, p, v, h, e, r, a) = self.views();
+        for &entity in &self.entities.as_slice()[range] {
+            let (id, state) = state_of((
+                &id[entity],
+                &p[entity],
+                &v[entity],
+                &h[entity],
+                &e[entity],
+                &r[entity],
+                &a[entity],
+            ));
+            visit(id, &state);
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let len = self.len() as u64;
+        MemoryUse {
+            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
+            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for ShipyardLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let packed = self.tuned && threads == Threads::One;
         self.world.run(
@@ -388,6 +431,10 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         );
     }
 
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        self.spawn(ids, states, Some(targets));
+    }
+
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
         let entities = self.entities.as_slice();
         self.world.run(|mut held: ViewMut<ShipyardTarget>| {
@@ -416,21 +463,9 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
             }
         });
     }
+}
 
-    /// The positions' packed array, each entity's health found through the sparse index: one
-    /// pass on one thread (shipyard's parallel iterator cannot write into our sink's chunks).
-    fn gather_points(&mut self, out: PointSink<'_>, _threads: Threads) {
-        let (positions, healths) = self
-            .world
-            .borrow::<(View<Pos<S>>, View<Hp<S>>)>()
-            .expect("nothing else borrows the storages");
-        out.write_iter(
-            (&positions, &healths)
-                .iter()
-                .map(|(p, h)| point_bytes(p.x, p.y, h.hp)),
-        );
-    }
-
+impl<S: Scalar> InHostMemory for ShipyardLayout<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         let (id, p, v, h, e, r, a) = self.views();
         for i in range {
@@ -450,31 +485,19 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
             );
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
-            return;
-        }
-        let (id, p, v, h, e, r, a) = self.views();
-        for &entity in &self.entities.as_slice()[range] {
-            let (id, state) = state_of((
-                &id[entity],
-                &p[entity],
-                &v[entity],
-                &h[entity],
-                &e[entity],
-                &r[entity],
-                &a[entity],
-            ));
-            visit(id, &state);
-        }
+impl<S: Scalar> ShipyardLayout<S> {
+    fn give_back_memory(&mut self) {
+        self.entities.release_unused();
     }
 
-    fn memory(&self) -> MemoryUse {
-        let len = self.len() as u64;
-        MemoryUse {
-            payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+    /// shipyard's packed arrays keep their capacity: after a big shrink the swarm rebuilds.
+    fn released(&self) -> Released {
+        if self.entities.rebuild_due() {
+            Released::RebuildWouldFree
+        } else {
+            Released::InPlace
         }
     }
 }

@@ -13,6 +13,7 @@ use std::ops::Range;
 use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
 use crate::layout::slots::Targets;
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -112,28 +113,18 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         }
     }
 
-    fn truncate(&mut self, len: usize) {
+    fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.targets.truncate(len);
         for column in self.columns_mut() {
             column.truncate(len);
         }
-        self.release_unused();
+        self.give_back_memory();
+        Released::InPlace
     }
 
-    fn release_unused(&mut self) {
-        shrink_if_sparse(&mut self.ids);
-        self.targets.release_unused();
-        for column in self.columns_mut() {
-            shrink_if_sparse(column);
-        }
-    }
-
-    fn set_simd(&mut self, tier: SimdTier) {
+    fn set_simd(&mut self, tier: SimdTier) -> SimdTier {
         self.tier = tier;
-    }
-
-    fn simd(&self) -> SimdTier {
         self.tier
     }
 
@@ -157,6 +148,61 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         });
     }
 
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
+        let c = chunk_len(threads, self.len());
+        let parts = sink_chunks(out, c).zip(
+            self.x
+                .chunks(c)
+                .zip(self.y.chunks(c))
+                .zip(self.hp.chunks(c)),
+        );
+        for_each_part(threads, parts, |(SinkPart(out), ((x, y), hp))| {
+            out.write_iter(
+                x.iter()
+                    .zip(y)
+                    .zip(hp)
+                    .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
+            );
+        });
+    }
+
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for i in range {
+            visit(self.ids[i], &self.state(i));
+        }
+    }
+
+    fn memory(&self) -> MemoryUse {
+        let field = size_of::<S>() as u64;
+        let id = size_of::<u64>() as u64;
+        MemoryUse {
+            payload_bytes: self.len() as u64 * (8 * field + id),
+            allocated_bytes: self.ids.capacity() as u64 * id
+                + self.targets.allocated_bytes()
+                + self
+                    .columns()
+                    .iter()
+                    .map(|c| c.capacity() as u64 * field)
+                    .sum::<u64>(),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities<'_, S> {
+        Capabilities {
+            seeking: Some(self),
+            in_host_memory: Some(self),
+            on_device: None,
+        }
+    }
+
+    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl<S: Scalar> Seeking<S> for Soa<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let c = chunk_len(threads, self.len());
         let (x, y, targets) = (&self.x, &self.y, &self.targets);
@@ -181,25 +227,9 @@ impl<S: Scalar> Layout<S> for Soa<S> {
     fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
         (self.vx[index], self.vy[index]) = (vx, vy);
     }
+}
 
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads) {
-        let c = chunk_len(threads, self.len());
-        let parts = sink_chunks(out, c).zip(
-            self.x
-                .chunks(c)
-                .zip(self.y.chunks(c))
-                .zip(self.hp.chunks(c)),
-        );
-        for_each_part(threads, parts, |(SinkPart(out), ((x, y), hp))| {
-            out.write_iter(
-                x.iter()
-                    .zip(y)
-                    .zip(hp)
-                    .map(|((&x, &y), &hp)| point_bytes(x, y, hp)),
-            );
-        });
-    }
-
+impl<S: Scalar> InHostMemory for Soa<S> {
     fn regions(&self, range: Range<usize>, out: &mut Vec<Region>) {
         let columns = self.columns();
         for i in range {
@@ -209,25 +239,14 @@ impl<S: Scalar> Layout<S> for Soa<S> {
             out.push(Region::of(&self.ids[i], Field::Id, i));
         }
     }
+}
 
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for i in range {
-            visit(self.ids[i], &self.state(i));
-        }
-    }
-
-    fn memory(&self) -> MemoryUse {
-        let field = size_of::<S>() as u64;
-        let id = size_of::<u64>() as u64;
-        MemoryUse {
-            payload_bytes: self.len() as u64 * (8 * field + id),
-            allocated_bytes: self.ids.capacity() as u64 * id
-                + self.targets.allocated_bytes()
-                + self
-                    .columns()
-                    .iter()
-                    .map(|c| c.capacity() as u64 * field)
-                    .sum::<u64>(),
+impl<S: Scalar> Soa<S> {
+    fn give_back_memory(&mut self) {
+        shrink_if_sparse(&mut self.ids);
+        self.targets.release_unused();
+        for column in self.columns_mut() {
+            shrink_if_sparse(column);
         }
     }
 }

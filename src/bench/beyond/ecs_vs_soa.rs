@@ -324,7 +324,7 @@ impl Experiment for EcsVsSoa {
         }
         let names: Vec<String> = KINDS
             .iter()
-            .map(|k| k.name())
+            .map(|k| k.name().to_string())
             .chain([SPLIT, PAIRS, ONE_CURSOR].map(String::from))
             .collect();
         let mut out = Vec::new();
@@ -402,8 +402,8 @@ impl Experiment for EcsVsSoa {
         for n in counts(cfg) {
             let soa_ms = median(&per_rep("soa", n, "frame_ms"));
             for (name, target) in [
-                (LayoutKind::EcsContiguous.name(), Some(1.10)),
-                (LayoutKind::EcsTable.name(), Some(2.0)),
+                (LayoutKind::EcsContiguous.name().to_string(), Some(1.10)),
+                (LayoutKind::EcsTable.name().to_string(), Some(2.0)),
                 (SPLIT.to_string(), None),
                 (PAIRS.to_string(), None),
                 (ONE_CURSOR.to_string(), None),
@@ -469,7 +469,7 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                     .find(mine)
                     .map(|r| r.p50)
             };
-            let Some(frame) = find(&tuned, "ratio_vs_soa", &param) else {
+            let Some(frame) = find(tuned, "ratio_vs_soa", &param) else {
                 continue;
             };
             let x = |v: Option<f64>| v.map_or("-".into(), |v| format!("x{v:.3}"));
@@ -499,17 +499,17 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                 .filter_map(|d| find(SPLIT, "dealt_ms", &format!("{param};deal={d}")))
                 .collect();
             let (soa_at, soa_huge) = offsets("soa");
-            let (ecs_at, ecs_huge) = offsets(&tuned);
-            let ecs_ms = find(&tuned, "frame_ms", &param).map_or("-".into(), fmt_num);
-            let ecs_share = find(&tuned, "colour_clashes", &param)
+            let (ecs_at, ecs_huge) = offsets(tuned);
+            let ecs_ms = find(tuned, "frame_ms", &param).map_or("-".into(), fmt_num);
+            let ecs_share = find(tuned, "colour_clashes", &param)
                 .map_or(String::new(), |s| format!(" ({:.0}%)", s * 100.0));
             rows.push(vec![
                 short(n),
                 rep.to_string(),
                 if soa_first(rep) { "SoA" } else { "ECS" }.into(),
                 format!("{} ({ecs_ms} ms{ecs_share})", x(Some(frame))),
-                x(find(&tuned, "move_ratio_vs_soa", &param)),
-                x(find(&tuned, "regen_ratio_vs_soa", &param)),
+                x(find(tuned, "move_ratio_vs_soa", &param)),
+                x(find(tuned, "regen_ratio_vs_soa", &param)),
                 soa_at,
                 ecs_at,
                 format!("{soa_huge:.0} / {ecs_huge:.0}"),

@@ -56,7 +56,7 @@ impl Experiment for Gather {
                 let mut row = vec![format!("`{kind}`")];
                 for threads in ["1", "all"] {
                     let name = kind.name();
-                    let query = Query::metric("").layout(&name).threads(threads);
+                    let query = Query::metric("").layout(name).threads(threads);
                     row.push(ms_and_ns(mine, query, "gather_ms", "ns_per_entity"));
                 }
                 row

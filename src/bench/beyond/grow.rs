@@ -43,7 +43,7 @@ impl Experiment for Grow {
     }
 
     fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        LAYOUTS.iter().map(|k| k.name()).collect()
+        LAYOUTS.iter().map(|k| k.name().to_string()).collect()
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
@@ -80,7 +80,7 @@ impl Experiment for Grow {
         let rows: Vec<Vec<String>> = LAYOUTS
             .iter()
             .filter_map(|kind| {
-                let get = |metric: &str| Query::metric(metric).layout(&kind.name()).find(mine);
+                let get = |metric: &str| Query::metric(metric).layout(kind.name()).find(mine);
                 Some(vec![
                     format!("`{kind}`"),
                     fmt_num(get("request_ms")?.p50),

@@ -20,8 +20,8 @@ use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::bench::studies::crossings::bisect;
 use crate::bench::studies::figures as studies;
+use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
-use crate::scalar::Scalar;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
@@ -114,7 +114,7 @@ fn counted_layouts() -> Vec<LayoutKind> {
     kinds
 }
 
-fn frame<S: Scalar>(swarm: &mut Swarm<S>, method: &Method) -> Stats {
+fn frame<S: AllLayouts>(swarm: &mut Swarm<S>, method: &Method) -> Stats {
     let dt = Dt::default();
     measure(method, || {
         swarm.step(dt, Threads::One);
@@ -122,12 +122,12 @@ fn frame<S: Scalar>(swarm: &mut Swarm<S>, method: &Method) -> Stats {
     })
 }
 
-fn frame_ms<S: Scalar>(kind: LayoutKind, n: usize, method: &Method) -> Result<f64, BenchError> {
+fn frame_ms<S: AllLayouts>(kind: LayoutKind, n: usize, method: &Method) -> Result<f64, BenchError> {
     Ok(frame_stats::<S>(kind, n, Threads::One, method)?.p50)
 }
 
 /// The per-round ratios of `S`'s layouts at `n`: each round times every layout once.
-fn ratio_rounds<S: Scalar>(
+fn ratio_rounds<S: AllLayouts>(
     cfg: &BenchConfig,
     n: usize,
     param: &str,
@@ -409,7 +409,7 @@ impl Experiment for Headline {
             rows.push(vec![
                 format!("{}, {}", ratio.question, short(n)),
                 format!("x{}", range(&values)),
-                work(&ratio.slow.name(), &ratio.fast.name()),
+                work(ratio.slow.name(), ratio.fast.name()),
                 x(ratio.js_study),
                 x(ratio.cpp_article),
             ]);
@@ -429,10 +429,7 @@ impl Experiment for Headline {
             counts.sort_unstable();
             counts.dedup();
             for n in counts {
-                let values = per_rep(
-                    &ecs,
-                    Query::metric("ratio_vs_soa").layout(&kind.name()).n(n),
-                );
+                let values = per_rep(&ecs, Query::metric("ratio_vs_soa").layout(kind.name()).n(n));
                 if !values.is_empty() {
                     here.push(format!(
                         "{}: x{}",
@@ -448,7 +445,7 @@ impl Experiment for Headline {
                 } else {
                     here.join("; ")
                 },
-                work(&kind.name(), "soa"),
+                work(kind.name(), "soa"),
                 "-".into(),
                 "-".into(),
             ]);

@@ -346,7 +346,7 @@ fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f6
 
 fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
     Query::metric("instructions")
-        .layout(&kind.name())
+        .layout(kind.name())
         .find(mine)?
         .param
         .strip_prefix("l1d_misses=")?
@@ -490,7 +490,7 @@ impl Experiment for Peers {
                 let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
                 vec![
                     format!("`{kind}`"),
-                    kind.label(),
+                    kind.label().to_string(),
                     opt(value(mine, "instructions", kind), |v| format!("{v:.1}")),
                     opt(l1d_misses(mine, kind), |v| format!("{v:.3}")),
                     opt(value(mine, "spawn_per_s", kind), |v| {

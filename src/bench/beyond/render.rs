@@ -184,7 +184,7 @@ impl Experiment for Render {
         std::fs::write(&script_path, script(cfg, n)).map_err(|e| fail(e.to_string()))?;
         let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
         let output = Command::new(exe)
-            .args(["--headless", "--size", size, "--layout", &layout.name()])
+            .args(["--headless", "--size", size, "--layout", layout.name()])
             .args(["--count", &n.to_string(), "--seed", &SEED.to_string()])
             .args(["--threads", "all", "--renderer", "compute", "--script"])
             .arg(&script_path)
@@ -279,7 +279,7 @@ impl Experiment for Render {
         for size in sizes(cfg) {
             for &(layout, n) in &layouts {
                 let name = layout.name();
-                let v = |r, m| values(&name, n, size, r, m);
+                let v = |r, m| values(name, n, size, r, m);
                 let (cf, qf) = (
                     v(Renderer::Compute, "frame_ms"),
                     v(Renderer::Quads, "frame_ms"),
@@ -334,7 +334,7 @@ impl Experiment for Render {
         }
         if !cfg.quick {
             let gpu = values(
-                &LayoutKind::Gpu.name(),
+                LayoutKind::Gpu.name(),
                 GPU_COUNT,
                 "1920x1080",
                 Renderer::Compute,

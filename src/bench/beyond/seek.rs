@@ -244,11 +244,11 @@ impl Experiment for Seek {
                 let control = m("seek_ms", CONTROL, threads);
                 let frames: Vec<Option<f64>> = LayoutKind::CPU
                     .iter()
-                    .map(|k| m("frame_ms", &k.name(), threads))
+                    .map(|k| m("frame_ms", k.name(), threads))
                     .collect();
                 let seeks: Vec<Option<f64>> = LayoutKind::CPU
                     .iter()
-                    .map(|k| m("seek_ms", &k.name(), threads))
+                    .map(|k| m("seek_ms", k.name(), threads))
                     .collect();
                 let (frame_ranks, seek_ranks) = (ranks(&frames), ranks(&seeks));
                 let show_rank = |r: Option<usize>| r.map_or("-".into(), |r| r.to_string());
@@ -259,9 +259,9 @@ impl Experiment for Seek {
                         let name = kind.name();
                         vec![
                             format!("`{kind}`"),
-                            range(&processes(mine, "frame_ms", &name, n, threads)),
+                            range(&processes(mine, "frame_ms", name, n, threads)),
                             show_rank(frame_ranks[i]),
-                            range(&processes(mine, "seek_ms", &name, n, threads)),
+                            range(&processes(mine, "seek_ms", name, n, threads)),
                             show_rank(seek_ranks[i]),
                             match (seeks[i], control) {
                                 (Some(s), Some(c)) if c > 0.0 => format!("x{:.2}", s / c),

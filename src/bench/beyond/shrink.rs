@@ -87,7 +87,7 @@ impl Experiment for Shrink {
             .filter_map(|kind| {
                 let name = kind.name();
                 let get = |how: &str, metric: &str| {
-                    Query::metric(metric).layout(&name).param(how).find(mine)
+                    Query::metric(metric).layout(name).param(how).find(mine)
                 };
                 let fresh = get("fresh", "resident_mib")?.p50;
                 let shrunk = get("shrunk", "resident_mib")?.p50;

@@ -220,9 +220,9 @@ impl Experiment for Simd {
             for &tier in available() {
                 let mut row = vec![format!("`{kind}`"), tier.label().into()];
                 for &n in &counts {
-                    let ns = median(&per_rep(&kind.name(), tier, n, "ns_per_entity"));
+                    let ns = median(&per_rep(kind.name(), tier, n, "ns_per_entity"));
                     let base = median(&per_rep(
-                        &kind.name(),
+                        kind.name(),
                         SimdTier::Baseline,
                         n,
                         "ns_per_entity",
@@ -262,7 +262,7 @@ fn instructions_table(mine: &[Record]) -> String {
         for &tier in available() {
             let param = format!("simd={};simulated", tier.name());
             let found = Query::metric("instructions")
-                .layout(&kind.name())
+                .layout(kind.name())
                 .param(&param)
                 .find(mine)
                 .map(|r| r.p50);
@@ -374,20 +374,20 @@ fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
             let layout = kind.name();
             let shares: Vec<f64> = (1..=reps)
                 .filter_map(|rep| {
-                    let ms = frame(&layout, best, n, rep)?;
+                    let ms = frame(layout, best, n, rep)?;
                     let triad = Query::metric("triad_gbs")
                         .layout("triad")
                         .param(&format!("rep={rep}"))
                         .find(mine)?
                         .p50;
-                    Some(frame_bytes(&layout) * n as f64 / (ms * 1e6) / triad)
+                    Some(frame_bytes(layout) * n as f64 / (ms * 1e6) / triad)
                 })
                 .collect();
             lines.push(format!(
                 "- `{layout}` at {}, {}: effective bandwidth ({} B per entity) / 1-thread triad = {} (goal: 0.95 or more)",
                 short(n),
                 best.name(),
-                frame_bytes(&layout),
+                frame_bytes(layout),
                 spread(&shares, |m| m >= 0.95),
             ));
         }

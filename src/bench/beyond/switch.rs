@@ -174,7 +174,7 @@ impl Experiment for Switch {
                 for direction in DIRECTIONS {
                     let get = |metric: &str| {
                         Query::metric(metric)
-                            .layout(&kind.name())
+                            .layout(kind.name())
                             .n(n as u64)
                             .param(direction)
                             .find(mine)

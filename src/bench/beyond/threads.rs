@@ -52,12 +52,12 @@ impl Experiment for ThreadScaling {
             .iter()
             .filter_map(|kind| {
                 let one = Query::metric("frame_ms")
-                    .layout(&kind.name())
+                    .layout(kind.name())
                     .scalar("f32")
                     .threads("1")
                     .find(mine)?;
                 let all = Query::metric("frame_ms")
-                    .layout(&kind.name())
+                    .layout(kind.name())
                     .scalar("f32")
                     .threads("all")
                     .find(mine)?;

@@ -125,13 +125,13 @@ impl Experiment for Upload {
             for kind in LAYOUTS {
                 let get = |param: &str| {
                     Query::metric("ns_per_entity")
-                        .layout(&kind.name())
+                        .layout(kind.name())
                         .n(n as u64)
                         .param(param)
                         .find(mine)
                 };
                 let ratio = Query::metric("ratio_after_to_before")
-                    .layout(&kind.name())
+                    .layout(kind.name())
                     .n(n as u64)
                     .find(mine);
                 if let (Some(before), Some(after), Some(ratio)) =

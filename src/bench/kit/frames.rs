@@ -3,15 +3,15 @@
 
 use crate::bench::report::experiment::BenchError;
 use crate::bench::report::harness::{Method, Stats, measure};
+use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
-use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::{Dt, SEED};
 
 /// Builds `n` entities in `kind` and times one frame (move, then regen) on `threads`.
-pub fn frame_stats<S: Scalar>(
+pub fn frame_stats<S: AllLayouts>(
     kind: LayoutKind,
     n: usize,
     threads: Threads,
@@ -21,7 +21,7 @@ pub fn frame_stats<S: Scalar>(
 }
 
 /// [`frame_stats`] with the kernels on `tier` (layouts without SIMD kernels ignore it).
-pub fn frame_stats_on<S: Scalar>(
+pub fn frame_stats_on<S: AllLayouts>(
     kind: LayoutKind,
     n: usize,
     threads: Threads,

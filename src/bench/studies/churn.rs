@@ -68,9 +68,9 @@ impl Experiment for Churn {
         let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
-                let ms = Query::metric("churn_ms").layout(&kind.name()).find(mine)?;
+                let ms = Query::metric("churn_ms").layout(kind.name()).find(mine)?;
                 let ns = Query::metric("ns_per_spawn_or_remove")
-                    .layout(&kind.name())
+                    .layout(kind.name())
                     .find(mine)?;
                 Some(vec![
                     format!("`{kind}`"),

@@ -59,11 +59,11 @@ impl Experiment for Counters {
         match pmu::count(&spec) {
             Ok(real) => {
                 out.extend(records(kind, n, REAL, &real.per_entity));
-                out.push(base(&kind.name()).param(REAL).value(
-                    "running_pct",
-                    "%",
-                    real.running_pct,
-                ));
+                out.push(
+                    base(kind.name())
+                        .param(REAL)
+                        .value("running_pct", "%", real.running_pct),
+                );
                 if !real.missing.is_empty() {
                     let why = format!("this PMU does not offer {}", real.missing.join(", "));
                     out.push(unavailable(kind, n, REAL, &why));
@@ -116,7 +116,7 @@ impl Experiment for Counters {
                 let rows: Vec<Vec<String>> = LayoutKind::CPU
                     .iter()
                     .filter_map(|kind| {
-                        let run = per_entity(mine, &kind.name(), n, source)?;
+                        let run = per_entity(mine, kind.name(), n, source)?;
                         let mut row = vec![
                             format!("`{kind}`"),
                             fmt_num(run.instructions),
@@ -131,7 +131,7 @@ impl Experiment for Counters {
                             row.push(run.ipc().map_or("-".into(), |i| format!("{i:.2}")));
                             row.push(
                                 Query::metric("running_pct")
-                                    .layout(&kind.name())
+                                    .layout(kind.name())
                                     .n(n)
                                     .param(REAL)
                                     .find(mine)
@@ -335,7 +335,8 @@ pub fn served_plots(records: &[Record]) -> Vec<(String, String)> {
             let bars: Vec<(String, [f64; 3])> = LayoutKind::CPU
                 .iter()
                 .filter_map(|k| {
-                    per_entity(records, &k.name(), n, SIMULATED).map(|run| (k.name(), run.served()))
+                    per_entity(records, k.name(), n, SIMULATED)
+                        .map(|run| (k.name().to_string(), run.served()))
                 })
                 .collect();
             crate::bench::report::plot::served_bars(n, &bars)

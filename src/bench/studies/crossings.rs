@@ -79,7 +79,7 @@ impl Experiment for Crossings {
             cells.push(format!("saving:{lo}:{hi}"));
         }
         for kind in LayoutKind::CPU {
-            let over = |n| Some(ms(prior, &kind.name(), n)? - BUDGET_MS);
+            let over = |n| Some(ms(prior, kind.name(), n)? - BUDGET_MS);
             if let Some((lo, hi)) = bracket(&counts, over) {
                 cells.push(format!("budget:{kind}:{lo}:{hi}"));
             }
@@ -148,7 +148,7 @@ impl Experiment for Crossings {
         ]];
         for kind in LayoutKind::CPU {
             let found = Query::metric("breaks_budget_at")
-                .layout(&kind.name())
+                .layout(kind.name())
                 .scalar("f64")
                 .find(mine);
             rows.push(vec![

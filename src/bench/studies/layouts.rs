@@ -9,8 +9,8 @@ use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures::{self as studies, js_layout_ms};
+use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
-use crate::scalar::Scalar;
 use crate::threads::Threads;
 
 pub struct Layouts;
@@ -26,7 +26,7 @@ pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
     })
 }
 
-fn sweep<S: Scalar>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
+fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
     let mut out = Vec::new();
     for kind in LayoutKind::CPU {
         let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
@@ -80,14 +80,14 @@ impl Experiment for Layouts {
                     let mut row = vec![format!("{} (`{}`)", kind.label(), kind.name())];
                     for &n in &counts {
                         let cell = Query::metric("frame_ms")
-                            .layout(&kind.name())
+                            .layout(kind.name())
                             .scalar(scalar)
                             .threads("1")
                             .n(n)
                             .find(mine);
                         row.push(cell.map_or("-".into(), |r| {
                             let study = (scalar == "f64")
-                                .then(|| js_layout_ms(&kind.name(), n))
+                                .then(|| js_layout_ms(kind.name(), n))
                                 .flatten();
                             vs_study(r.p50, study)
                         }));
@@ -106,7 +106,7 @@ impl Experiment for Layouts {
                     let mut row = vec![format!("`{}`", kind.name())];
                     for &n in &counts {
                         let me = Query::metric("frame_ms")
-                            .layout(&kind.name())
+                            .layout(kind.name())
                             .scalar(scalar)
                             .threads("1")
                             .n(n)

@@ -76,7 +76,7 @@ impl Experiment for Memory {
                 .map(|kind| {
                     let get = |metric: &str| {
                         Query::metric(metric)
-                            .layout(&kind.name())
+                            .layout(kind.name())
                             .n(n as u64)
                             .find(mine)
                             .map_or("-".into(), |r| fmt_num(r.p50))

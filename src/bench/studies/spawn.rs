@@ -82,12 +82,12 @@ impl Experiment for Spawn {
                 let name = kind.name();
                 let get = |param: &str| {
                     Query::metric("frame_ms")
-                        .layout(&name)
+                        .layout(name)
                         .param(param)
                         .find(mine)
                 };
                 let ratio = Query::metric("ratio_streams_to_uniform")
-                    .layout(&name)
+                    .layout(name)
                     .find(mine)?;
                 Some(vec![
                     format!("`{name}`"),

@@ -1,0 +1,612 @@
+//! The table of layouts: one row per layout a person can pick, holding every fact about it (its
+//! name and key, its family and tuned sibling, what it can do, how much memory an entity costs
+//! in it, its doc line) and how to build it. Everything that asks what a layout *is* reads its
+//! row; what a layout *does* is its file's `impl`. Adding a layout is a variant of
+//! [`LayoutKind`], its row in [`TABLE`] and its file (docs/layouts.md walks through it).
+
+use std::fmt;
+
+use crate::layout::{
+    Aos, BoxedEntities, Chunks, DynAgents, EcsLayout, FlecsLayout, HecsLayout, InSparseSet, Layout,
+    ShipyardLayout, Soa, ecs, flecs_world, hecs_world, shipyard_world,
+};
+use crate::scalar::Scalar;
+use crate::workload::EntityState;
+
+/// Every layout and variant, as a user picks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    EcsTable,
+    EcsSparse,
+    EcsContiguous,
+    /// hecs, idiomatic (`query_mut`) and tuned (archetype column slices).
+    Hecs,
+    HecsTuned,
+    /// flecs, idiomatic (`par_each`) and tuned (`par_run` with field slices).
+    Flecs,
+    FlecsTuned,
+    /// shipyard, idiomatic (`(&mut a, &b).iter()`) and tuned (one packed array walked alone).
+    Shipyard,
+    ShipyardTuned,
+    Soa,
+    /// Fixed 16 KiB blocks, each holding its entities' fields as arrays (Unity's chunks).
+    Chunks,
+    Aos,
+    Boxed,
+    BoxedShuffled,
+    /// `Vec<Box<dyn Agent>>` over this many concrete kinds (1, 2, 4 or 12).
+    Dyn(u8),
+    /// GPU storage buffers, simulated by compute passes (f32 only; needs a GPU adapter).
+    Gpu,
+}
+
+/// Who wrote the storage a layout runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Bevy's `bevy_ecs`: archetype tables or sparse sets, systems in schedules.
+    Bevy,
+    /// The other ECS libraries, Bevy's peers.
+    Hecs,
+    Flecs,
+    Shipyard,
+    /// Arrays this project writes by hand (SoA, AoS, Unity-style chunks).
+    Arrays,
+    /// One heap object per entity behind a pointer (the studies' OOP rows).
+    Objects,
+    /// Buffers on the GPU.
+    Device,
+}
+
+impl Family {
+    /// An ECS library's world: entities in tables or sparse sets that the library owns and never
+    /// shrinks, so the swarm rebuilds it after a big shrink.
+    pub fn is_ecs(self) -> bool {
+        matches!(
+            self,
+            Family::Bevy | Family::Hecs | Family::Flecs | Family::Shipyard
+        )
+    }
+}
+
+/// How one entity's memory is estimated before anything is allocated: what the memory check
+/// multiplies by the count asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Footprint {
+    /// The fields and the id, in arrays.
+    Payload,
+    /// The payload, and a last block partly empty.
+    Blocks,
+    /// A pointer (16 bytes for a fat `dyn` one) and the box's malloc chunk.
+    Boxes,
+    /// The library's own bookkeeping beside the payload (each library's file says what).
+    Bevy,
+    Hecs,
+    Flecs,
+    Shipyard,
+    /// Ids in host memory, plus the device's columns and points, which a software rasterizer
+    /// (lavapipe) keeps in host memory too.
+    Device,
+}
+
+impl Footprint {
+    fn bytes_per_entity<S: Scalar>(self) -> usize {
+        let payload = LayoutKind::payload_bytes_per_entity::<S>();
+        match self {
+            Footprint::Payload => payload,
+            Footprint::Blocks => payload + payload / 16,
+            Footprint::Boxes => {
+                payload
+                    + 16
+                    + crate::memory::glibc_malloc_chunk_bytes(size_of::<EntityState<S>>()) as usize
+            }
+            Footprint::Bevy => ecs::bytes_per_entity::<S>(),
+            Footprint::Hecs => hecs_world::bytes_per_entity::<S>(),
+            Footprint::Flecs => flecs_world::bytes_per_entity::<S>(),
+            Footprint::Shipyard => shipyard_world::bytes_per_entity::<S>(),
+            Footprint::Device => payload + 4,
+        }
+    }
+}
+
+/// Everything that is a fact about one layout.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutRow {
+    pub kind: LayoutKind,
+    /// On the command line, in scripts and in CSV/JSON.
+    pub name: &'static str,
+    /// What a reader of a table or the panel sees.
+    pub label: &'static str,
+    /// The app's key for it.
+    pub key: &'static str,
+    pub family: Family,
+    /// The same library's tuned form, for an idiomatic layout that has one.
+    pub tuned: Option<LayoutKind>,
+    /// Its move and regen kernels are compiled per SIMD tier ([`Layout::set_simd`]); the others
+    /// run the baseline whatever the setting.
+    pub simd_kernels: bool,
+    /// It runs the seek system ([`crate::layout::Seeking`]).
+    pub seeks: bool,
+    /// How it runs on all cores, where that is not by splitting its arrays across Bevy's pool
+    /// as the others do.
+    pub parallel: Option<&'static str>,
+    /// It lives on a device ([`crate::layout::OnDevice`]).
+    pub device: bool,
+    /// Why it cannot seek, where it cannot: the driver refuses seek with it.
+    pub no_seek: Option<&'static str>,
+    pub footprint: Footprint,
+    /// One line: what it is.
+    pub doc: &'static str,
+}
+
+const fn row(kind: LayoutKind, name: &'static str, label: &'static str) -> LayoutRow {
+    LayoutRow {
+        kind,
+        name,
+        label,
+        key: "",
+        family: Family::Arrays,
+        tuned: None,
+        simd_kernels: false,
+        seeks: true,
+        parallel: None,
+        device: false,
+        no_seek: None,
+        footprint: Footprint::Payload,
+        doc: "",
+    }
+}
+
+/// Every layout, in the order the panel and the reports list them: the CPU layouts, then the
+/// gpu layout.
+pub const TABLE: [LayoutRow; 19] = [
+    LayoutRow {
+        key: "1",
+        family: Family::Bevy,
+        tuned: Some(LayoutKind::EcsContiguous),
+        parallel: Some("Bevy's par_iter_mut"),
+        footprint: Footprint::Bevy,
+        doc: "Bevy 0.19 World, table storage, ordinary systems",
+        ..row(
+            LayoutKind::EcsTable,
+            "ecs-table",
+            "Bevy ECS, table (idiomatic)",
+        )
+    },
+    LayoutRow {
+        key: "2",
+        family: Family::Bevy,
+        tuned: Some(LayoutKind::EcsContiguous),
+        parallel: Some("Bevy's par_iter_mut"),
+        footprint: Footprint::Bevy,
+        doc: "the same systems over SparseSet-stored components",
+        ..row(
+            LayoutKind::EcsSparse,
+            "ecs-sparse",
+            "Bevy ECS, sparse set (idiomatic)",
+        )
+    },
+    LayoutRow {
+        key: "3",
+        family: Family::Bevy,
+        simd_kernels: true,
+        footprint: Footprint::Bevy,
+        doc: "table storage, systems over whole column slices",
+        ..row(
+            LayoutKind::EcsContiguous,
+            "ecs-contiguous",
+            "Bevy ECS, contiguous slices (tuned)",
+        )
+    },
+    LayoutRow {
+        key: "Shift+1",
+        family: Family::Hecs,
+        tuned: Some(LayoutKind::HecsTuned),
+        parallel: Some(
+            "hecs' iter_batched, its batches on Bevy's pool (hecs has no threads of its own)",
+        ),
+        footprint: Footprint::Hecs,
+        doc: "hecs 0.11 World (archetypes, pure Rust, no change ticks)",
+        ..row(LayoutKind::Hecs, "hecs", "hecs, archetypes (idiomatic)")
+    },
+    LayoutRow {
+        key: "Shift+2",
+        family: Family::Hecs,
+        simd_kernels: true,
+        footprint: Footprint::Hecs,
+        doc: "the same world, each archetype's columns as slices",
+        ..row(
+            LayoutKind::HecsTuned,
+            "hecs-tuned",
+            "hecs, archetype columns (tuned)",
+        )
+    },
+    LayoutRow {
+        key: "Shift+3",
+        family: Family::Flecs,
+        tuned: Some(LayoutKind::FlecsTuned),
+        parallel: Some(
+            "flecs' own worker threads (World::set_threads), each table split among them",
+        ),
+        footprint: Footprint::Flecs,
+        doc: "flecs (C, through flecs_ecs 0.2.2) tables, a system and a pipeline per step",
+        ..row(LayoutKind::Flecs, "flecs", "flecs, tables (idiomatic)")
+    },
+    LayoutRow {
+        key: "Shift+4",
+        family: Family::Flecs,
+        simd_kernels: true,
+        parallel: Some(
+            "flecs' own worker threads (World::set_threads), each table split among them",
+        ),
+        footprint: Footprint::Flecs,
+        doc: "the same world, systems over each table's field slices",
+        ..row(
+            LayoutKind::FlecsTuned,
+            "flecs-tuned",
+            "flecs, table fields (tuned)",
+        )
+    },
+    LayoutRow {
+        key: "Shift+5",
+        family: Family::Shipyard,
+        tuned: Some(LayoutKind::ShipyardTuned),
+        parallel: Some("shipyard's par_iter (rayon's pool)"),
+        footprint: Footprint::Shipyard,
+        doc: "shipyard 0.11 sparse sets (EnTT's model)",
+        ..row(
+            LayoutKind::Shipyard,
+            "shipyard",
+            "shipyard, sparse sets (idiomatic)",
+        )
+    },
+    LayoutRow {
+        key: "Shift+6",
+        family: Family::Shipyard,
+        simd_kernels: true,
+        parallel: Some(
+            "shipyard's par_iter, the idiomatic path: the packed walk has no parallel form",
+        ),
+        footprint: Footprint::Shipyard,
+        doc: "the same world, one packed array walked alone beside the other's packed values",
+        ..row(
+            LayoutKind::ShipyardTuned,
+            "shipyard-tuned",
+            "shipyard, packed walk (tuned)",
+        )
+    },
+    LayoutRow {
+        key: "4",
+        simd_kernels: true,
+        doc: "one Vec per field",
+        ..row(LayoutKind::Soa, "soa", "SoA (Vec per field)")
+    },
+    LayoutRow {
+        key: "5",
+        simd_kernels: true,
+        footprint: Footprint::Blocks,
+        doc: "16 KiB blocks, each holding its entities' fields as short arrays (Unity's chunks)",
+        ..row(
+            LayoutKind::Chunks,
+            "chunks",
+            "16 KiB chunks of arrays (Unity)",
+        )
+    },
+    LayoutRow {
+        key: "6",
+        simd_kernels: true,
+        doc: "one Vec of a #[repr(C)] entity",
+        ..row(LayoutKind::Aos, "aos", "AoS (Vec<Entity>)")
+    },
+    LayoutRow {
+        key: "7",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "Vec<Box<Entity>>, boxes in allocation order",
+        ..row(LayoutKind::Boxed, "boxed", "Vec<Box<Entity>>")
+    },
+    LayoutRow {
+        key: "8",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "the same, the boxes' heap addresses permuted (a long-running game's heap)",
+        ..row(
+            LayoutKind::BoxedShuffled,
+            "boxed-shuffled",
+            "Vec<Box<Entity>>, shuffled heap",
+        )
+    },
+    LayoutRow {
+        key: "9",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "Vec<Box<dyn Agent>> over one concrete kind",
+        ..row(LayoutKind::Dyn(1), "dyn-1", "Vec<Box<dyn Agent>>, 1 kinds")
+    },
+    LayoutRow {
+        key: "0",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "Vec<Box<dyn Agent>> over 2 concrete kinds",
+        ..row(LayoutKind::Dyn(2), "dyn-2", "Vec<Box<dyn Agent>>, 2 kinds")
+    },
+    LayoutRow {
+        key: "-",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "Vec<Box<dyn Agent>> over 4 concrete kinds",
+        ..row(LayoutKind::Dyn(4), "dyn-4", "Vec<Box<dyn Agent>>, 4 kinds")
+    },
+    LayoutRow {
+        key: "=",
+        family: Family::Objects,
+        footprint: Footprint::Boxes,
+        doc: "Vec<Box<dyn Agent>> over 12 concrete kinds",
+        ..row(
+            LayoutKind::Dyn(12),
+            "dyn-12",
+            "Vec<Box<dyn Agent>>, 12 kinds",
+        )
+    },
+    LayoutRow {
+        key: "G",
+        family: Family::Device,
+        seeks: false,
+        device: true,
+        no_seek: Some(
+            "the gpu layout has no seek pass yet (its targets would need a handle table on the device, kept in step with its compaction); seek runs on every CPU layout",
+        ),
+        footprint: Footprint::Device,
+        doc: "eight GPU storage buffers, f32 only, simulated by compute passes",
+        ..row(LayoutKind::Gpu, "gpu", "GPU storage buffers (compute)")
+    },
+];
+
+/// The kind counts the dyn layout offers (the JS study's 1, 2, 4 and 12 shapes).
+pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
+
+impl LayoutKind {
+    /// Every layout in CPU memory, in the order the panel and the reports list them: what the
+    /// CPU benches, the equivalence tests and `verify` (f32 and f64) run.
+    pub const CPU: [LayoutKind; 18] = {
+        let mut cpu = [LayoutKind::Soa; 18];
+        let mut i = 0;
+        while i < cpu.len() {
+            cpu[i] = TABLE[i].kind;
+            i += 1;
+        }
+        cpu
+    };
+
+    /// Every layout a person can pick: the CPU ones, then the gpu layout.
+    pub const ALL: [LayoutKind; 19] = {
+        let mut all = [LayoutKind::Gpu; 19];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = TABLE[i].kind;
+            i += 1;
+        }
+        all
+    };
+
+    /// This layout's row of [`TABLE`].
+    pub fn row(self) -> &'static LayoutRow {
+        let at = match self {
+            LayoutKind::EcsTable => 0,
+            LayoutKind::EcsSparse => 1,
+            LayoutKind::EcsContiguous => 2,
+            LayoutKind::Hecs => 3,
+            LayoutKind::HecsTuned => 4,
+            LayoutKind::Flecs => 5,
+            LayoutKind::FlecsTuned => 6,
+            LayoutKind::Shipyard => 7,
+            LayoutKind::ShipyardTuned => 8,
+            LayoutKind::Soa => 9,
+            LayoutKind::Chunks => 10,
+            LayoutKind::Aos => 11,
+            LayoutKind::Boxed => 12,
+            LayoutKind::BoxedShuffled => 13,
+            LayoutKind::Dyn(1) => 14,
+            LayoutKind::Dyn(2) => 15,
+            LayoutKind::Dyn(4) => 16,
+            LayoutKind::Dyn(12) => 17,
+            LayoutKind::Dyn(k) => panic!("dyn-{k} is not a layout: the kinds are {DYN_KINDS:?}"),
+            LayoutKind::Gpu => 18,
+        };
+        &TABLE[at]
+    }
+
+    /// The name used on the command line and in CSV/JSON.
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// What a reader of a table or the panel sees.
+    pub fn label(self) -> &'static str {
+        self.row().label
+    }
+
+    /// Bytes one entity's fields and id take in any layout, before slack and bookkeeping: what
+    /// the memory check multiplies by the requested count.
+    pub fn payload_bytes_per_entity<S: Scalar>() -> usize {
+        size_of::<EntityState<S>>() + size_of::<u64>()
+    }
+
+    /// A generous estimate of what one entity really costs in this layout (slack included), used
+    /// to refuse a count before allocating rather than after: its footprint, doubled for the
+    /// room a doubling `Vec` can leave unused while it grows.
+    pub fn estimated_bytes_per_entity<S: Scalar>(self) -> usize {
+        self.row().footprint.bytes_per_entity::<S>() * 2
+    }
+
+    /// Whether this layout's move and regen kernels are compiled per SIMD tier.
+    pub fn has_simd_kernels(self) -> bool {
+        self.row().simd_kernels
+    }
+
+    /// How this layout runs on all cores, where that is not by splitting its arrays across
+    /// Bevy's pool as the others do: the panel's hover and the bench's `threads` notes say it.
+    pub fn parallel_note(self) -> Option<&'static str> {
+        self.row().parallel
+    }
+
+    /// Whether this layout is an ECS library's world ([`Family::is_ecs`]).
+    pub fn is_ecs(self) -> bool {
+        self.row().family.is_ecs()
+    }
+
+    /// Why this layout cannot run the seek system, if it cannot: the driver refuses seek (and a
+    /// switch into this layout while seek is on) with this reason instead of running it.
+    pub fn seek_unavailable(self) -> Option<&'static str> {
+        self.row().no_seek
+    }
+
+    /// Whether this is the layout that lives on the GPU.
+    pub fn is_gpu(self) -> bool {
+        self.row().device
+    }
+
+    /// Builds an empty layout of this kind if it lives in CPU memory; `None` for the gpu layout,
+    /// which `entity_layouts::catalog` builds.
+    pub fn create_cpu<S: CpuLayouts>(self) -> Option<Box<dyn Layout<S>>> {
+        S::create_cpu(self)
+    }
+}
+
+impl fmt::Display for LayoutKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A number type every CPU layout is built for here, in this crate: `f32` (the app's) and `f64`
+/// (the JS study's). A crate that builds a layout gets the layout's code from this crate (its
+/// vtable points here), not a copy compiled among its own code: that is what keeps the counted
+/// kernels where the counts check expects them (the crate docs say why).
+pub trait CpuLayouts: Scalar {
+    /// An empty layout of `kind`, or `None` for one that does not live in CPU memory.
+    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<Self>>>;
+}
+
+impl CpuLayouts for f32 {
+    #[inline(never)]
+    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<f32>>> {
+        build_cpu::<f32>(kind)
+    }
+}
+
+impl CpuLayouts for f64 {
+    #[inline(never)]
+    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<f64>>> {
+        build_cpu::<f64>(kind)
+    }
+}
+
+fn build_cpu<S: Scalar>(kind: LayoutKind) -> Option<Box<dyn Layout<S>>> {
+    Some(match kind {
+        LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
+        LayoutKind::EcsSparse => Box::new(EcsLayout::<S, InSparseSet>::sparse()),
+        LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
+        LayoutKind::Hecs => Box::new(HecsLayout::<S>::new(false)),
+        LayoutKind::HecsTuned => Box::new(HecsLayout::<S>::new(true)),
+        LayoutKind::Flecs => Box::new(FlecsLayout::<S>::new(false)),
+        LayoutKind::FlecsTuned => Box::new(FlecsLayout::<S>::new(true)),
+        LayoutKind::Shipyard => Box::new(ShipyardLayout::<S>::new(false)),
+        LayoutKind::ShipyardTuned => Box::new(ShipyardLayout::<S>::new(true)),
+        LayoutKind::Soa => Box::new(Soa::<S>::default()),
+        LayoutKind::Chunks => Box::new(Chunks::<S>::default()),
+        LayoutKind::Aos => Box::new(Aos::<S>::default()),
+        LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
+        LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),
+        LayoutKind::Dyn(k) => Box::new(DynAgents::<S>::new(k)),
+        LayoutKind::Gpu => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::SimdTier;
+
+    #[test]
+    fn every_kind_finds_its_own_row_and_names_are_unique_and_lowercase() {
+        for (i, kind) in LayoutKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.row().kind, kind);
+            assert!(std::ptr::eq(kind.row(), &TABLE[i]));
+        }
+        let names: std::collections::HashSet<&str> =
+            LayoutKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names.len(), LayoutKind::ALL.len());
+        assert!(names.iter().all(|n| *n == n.to_ascii_lowercase()));
+        let keys: std::collections::HashSet<&str> = TABLE.iter().map(|r| r.key).collect();
+        assert_eq!(keys.len(), TABLE.len(), "every layout has a key of its own");
+        assert!(
+            TABLE
+                .iter()
+                .all(|r| !r.doc.is_empty() && !r.label.is_empty())
+        );
+    }
+
+    /// The table says what each CPU layout can do; each layout, built, does exactly that: SIMD
+    /// kernels (a tier asked for is the tier it runs), seeking, living on a device, and a tuned
+    /// sibling of the same family.
+    #[test]
+    fn the_table_agrees_with_what_each_layout_does() {
+        let best = Some(SimdTier::best()).filter(|t| *t != SimdTier::Baseline);
+        for kind in LayoutKind::CPU {
+            let row = kind.row();
+            let mut layout = kind.create_cpu::<f32>().expect("a CPU layout builds");
+            assert_eq!(layout.kind(), kind);
+            if let Some(tier) = best {
+                let runs = layout.set_simd(tier);
+                assert_eq!(
+                    runs == tier,
+                    row.simd_kernels,
+                    "{kind}: the table says simd_kernels {}, asked for {tier} it runs {runs}",
+                    row.simd_kernels
+                );
+            }
+            assert_eq!(layout.set_simd(SimdTier::Baseline), SimdTier::Baseline);
+            assert_eq!(
+                layout.capabilities().seeking.is_some(),
+                row.seeks,
+                "{kind}: seeking"
+            );
+            assert_eq!(
+                layout.capabilities_mut().seeking.is_some(),
+                row.seeks,
+                "{kind}: seeking, mutably"
+            );
+            assert_eq!(
+                row.seeks,
+                row.no_seek.is_none(),
+                "{kind}: why it cannot seek"
+            );
+            assert_eq!(
+                layout.capabilities().on_device.is_some(),
+                row.device,
+                "{kind}: on a device"
+            );
+            assert!(
+                layout.capabilities().in_host_memory.is_some(),
+                "{kind}: a CPU layout says where its entities are"
+            );
+            if let Some(tuned) = row.tuned {
+                assert_eq!(tuned.row().family, row.family, "{kind}: its tuned sibling");
+                assert!(
+                    tuned.row().tuned.is_none(),
+                    "{tuned} is itself the tuned form"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn estimates_cover_at_least_the_payload() {
+        for kind in LayoutKind::ALL {
+            assert!(
+                kind.estimated_bytes_per_entity::<f32>()
+                    >= LayoutKind::payload_bytes_per_entity::<f32>()
+            );
+        }
+    }
+}

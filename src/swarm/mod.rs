@@ -1,0 +1,322 @@
+//! A population of entities in one layout, and everything done to a population regardless of
+//! layout, written once here so that every layout sees exactly the same sequence of operations.
+//! One file per concern:
+//! - [`population`]: admission (the ceiling and this machine's memory), growing, shrinking and
+//!   churning, and each id's logical index;
+//! - [`switch`]: moving the population into another layout, at once or a chunk at a time while it
+//!   keeps moving;
+//! - [`targets`]: seek's targets, resolved to logical indices and followed through switches;
+//! - [`freeing`]: giving memory back after a shrink or a switch.
+//!
+//! This file holds the swarm itself, the systems it steps and what is read out of it.
+//!
+//! Seeking: every entity's target is a pure function of the seed and its id
+//! ([`crate::workload::target_of`]). The swarm keeps each id's logical index, resolves a new
+//! entity's target id to the logical index of the target in the layout it is pushed into, and the
+//! layout keeps a handle of its own kind from then on.
+
+mod freeing;
+mod population;
+mod switch;
+mod targets;
+
+use std::thread::JoinHandle;
+
+pub use population::{MAX_CHURN, MAX_ENTITIES};
+pub use switch::SwitchProgress;
+
+use crate::catalog::{self, AllLayouts};
+use crate::error::SimError;
+use crate::id_index::IdIndex;
+use crate::layout::regions::Region;
+use crate::layout::{DeviceTime, Layout, LayoutKind};
+use crate::memory::MemoryUse;
+use crate::simd::SimdTier;
+use crate::threads::Threads;
+use crate::workload::{
+    Dt, EntityState, PointSink, SpawnPattern, Systems, entity_hash, mix, sink_of,
+};
+use switch::PendingSwitch;
+
+/// Every entity's id and state, in logical order: what a layout switch carries over.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot<S> {
+    pub ids: Vec<u64>,
+    pub states: Vec<EntityState<S>>,
+}
+
+pub struct Swarm<S: AllLayouts> {
+    layout: Box<dyn Layout<S>>,
+    switch: Option<PendingSwitch<S>>,
+    seed: u64,
+    pattern: SpawnPattern,
+    /// The id the next spawned entity gets; ids are never reused.
+    next_id: u64,
+    /// How many churn rounds have run: each round draws its victims from its own stream.
+    churn_round: u64,
+    max_entities: usize,
+    spawn_buffer: Vec<EntityState<S>>,
+    id_buffer: Vec<u64>,
+    target_buffer: Vec<Option<usize>>,
+    /// Every entity's id in logical order, and each id's logical index: how a seeker's target id
+    /// becomes the logical index a layout turns into a handle. Kept whether seek runs or not, so
+    /// that turning it on never stalls.
+    ids: Vec<u64>,
+    index: IdIndex,
+    /// Threads freeing layouts that switches replaced.
+    freeing: Vec<JoinHandle<()>>,
+    /// The SIMD tier every layout this swarm builds runs its kernels on, and the tier the
+    /// current layout's kernels really run on.
+    simd: SimdTier,
+    simd_in_use: SimdTier,
+}
+
+impl<S: AllLayouts> Swarm<S> {
+    /// An empty swarm, or why `kind` cannot be built here (the gpu layout without an adapter).
+    pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
+        Ok(Self {
+            layout: catalog::create(kind)?,
+            switch: None,
+            seed,
+            pattern: SpawnPattern::default(),
+            next_id: 0,
+            churn_round: 0,
+            max_entities: MAX_ENTITIES,
+            spawn_buffer: Vec::new(),
+            id_buffer: Vec::new(),
+            target_buffer: Vec::new(),
+            ids: Vec::new(),
+            index: IdIndex::default(),
+            freeing: Vec::new(),
+            simd: SimdTier::Baseline,
+            simd_in_use: SimdTier::Baseline,
+        })
+    }
+
+    /// A swarm of `n` entities, or the reason it cannot be built.
+    pub fn with_count(kind: LayoutKind, seed: u64, n: usize) -> Result<Self, SimError> {
+        let mut swarm = Self::new(kind, seed)?;
+        swarm.resize(n)?;
+        Ok(swarm)
+    }
+
+    /// A fresh, empty layout of `kind` on this swarm's SIMD tier.
+    fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
+        let mut layout = catalog::create::<S>(kind)?;
+        layout.set_simd(self.simd);
+        Ok(layout)
+    }
+
+    /// Runs the kernels on `tier` from the next step on, in the current layout and in one a
+    /// pending switch is filling. Instant: nothing is copied, every entity keeps its state.
+    pub fn set_simd(&mut self, tier: SimdTier) {
+        self.simd = tier;
+        self.simd_in_use = self.layout.set_simd(tier);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.set_simd(tier);
+        }
+    }
+
+    /// The tier asked for ([`Self::set_simd`]).
+    pub fn simd(&self) -> SimdTier {
+        self.simd
+    }
+
+    /// The tier the current layout's kernels really run on: the one asked for, or the baseline
+    /// for a layout without multiversioned kernels.
+    pub fn simd_in_use(&self) -> SimdTier {
+        self.simd_in_use
+    }
+
+    /// How entities spawned from now on are born (the bench's control; the default is streams).
+    pub fn set_spawn_pattern(&mut self, pattern: SpawnPattern) {
+        self.pattern = pattern;
+    }
+
+    pub fn kind(&self) -> LayoutKind {
+        self.layout.kind()
+    }
+
+    pub fn len(&self) -> usize {
+        self.layout.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.is_empty()
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// The layout itself, for experiments that need more than the swarm; `None` while a switch
+    /// is pending, since the copy could not follow changes made behind the swarm's back (cancel
+    /// it first with [`Self::cancel_switch`]).
+    pub fn layout_mut(&mut self) -> Option<&mut dyn Layout<S>> {
+        match self.switch {
+            Some(_) => None,
+            None => Some(self.layout.as_mut()),
+        }
+    }
+
+    pub fn step_move(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_move(dt.as_scalar(), threads);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.step_move(dt.as_scalar(), threads);
+        }
+    }
+
+    pub fn step_regen(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_regen(dt.as_scalar(), threads);
+        if let Some(switch) = self.switch.as_mut() {
+            switch.to.step_regen(dt.as_scalar(), threads);
+        }
+    }
+
+    /// One frame of simulation: move, then regen.
+    pub fn step(&mut self, dt: Dt, threads: Threads) {
+        self.step_move(dt, threads);
+        self.step_regen(dt, threads);
+    }
+
+    /// One frame of `systems`: seek (when it runs), then move, then regen.
+    pub fn step_systems(&mut self, dt: Dt, threads: Threads, systems: Systems) {
+        if systems.seeks() {
+            self.step_seek(dt, threads);
+        }
+        self.step(dt, threads);
+    }
+
+    /// Every entity's packed point into `out`, resized to fit.
+    pub fn gather_points(&mut self, out: &mut Vec<u32>, threads: Threads) {
+        out.resize(self.len(), 0);
+        self.layout.gather_points(sink_of(out), threads);
+    }
+
+    /// Every entity's packed point into `out`, which holds exactly [`Self::len`] points (the
+    /// app's: wgpu's staging memory for the points buffer).
+    pub fn gather_points_into(&mut self, out: PointSink<'_>, threads: Threads) {
+        self.layout.gather_points(out, threads);
+    }
+
+    /// The population's fingerprint: the wrapping sum of every entity's hash (id and the exact
+    /// bits of its fields), mixed with the count. Independent of storage order, so two layouts
+    /// agree exactly when they hold the same entities in the same states.
+    pub fn checksum(&self) -> u64 {
+        let mut sum = 0u64;
+        self.layout
+            .for_each_entity(&mut |id, state| sum = sum.wrapping_add(entity_hash(id, state)));
+        mix(sum ^ mix(self.len() as u64))
+    }
+
+    pub fn export(&self) -> Snapshot<S> {
+        let mut snapshot = Snapshot {
+            ids: Vec::with_capacity(self.len()),
+            states: Vec::with_capacity(self.len()),
+        };
+        self.layout.for_each_entity(&mut |id, state| {
+            snapshot.ids.push(id);
+            snapshot.states.push(*state);
+        });
+        snapshot
+    }
+
+    /// Replaces the population with `snapshot`, keeping this swarm's layout, seed and id counter
+    /// (the counter moves past the snapshot's ids), and dropping a pending switch. On error
+    /// nothing changes.
+    pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
+        if snapshot.ids.len() != snapshot.states.len() {
+            return Err(SimError::BadSnapshot {
+                found: snapshot.states.len(),
+                ids: snapshot.ids.len(),
+            });
+        }
+        let mut fresh = self.create(self.kind())?;
+        Self::make_room(self.max_entities, fresh.as_mut(), snapshot.ids.len())?;
+        fresh.push(&snapshot.ids, &snapshot.states);
+        let past_last = snapshot.ids.iter().max().map_or(0, |&id| id + 1);
+        self.next_id = self.next_id.max(past_last);
+        self.layout = fresh;
+        self.switch = None;
+        self.ids.clear();
+        self.index = IdIndex::default();
+        self.id_buffer.clone_from(&snapshot.ids);
+        self.remember(0);
+        self.resolve_targets(0, self.ids.len());
+        if let Some(seeking) = self.layout.seeking_mut() {
+            seeking.set_targets(0, &self.target_buffer);
+        }
+        Ok(())
+    }
+
+    /// Where the entities at `range` (clipped to the population) live in the current layout's
+    /// storage: the memory view's picture ([`crate::layout::regions`]).
+    pub fn regions(&self, range: std::ops::Range<usize>) -> Vec<Region> {
+        let range = range.start.min(self.len())..range.end.min(self.len());
+        let mut out = Vec::new();
+        self.layout.regions(range, &mut out);
+        out
+    }
+
+    pub fn memory(&self) -> MemoryUse {
+        self.layout.memory()
+    }
+
+    /// Waits until the device has carried out everything submitted (benchmarks).
+    pub fn finish_device_work(&self) {
+        if let Some(device) = self.layout.on_device() {
+            device.finish_device_work();
+        }
+    }
+
+    /// The last simulate time measured on the device, for the layout that simulates there.
+    pub fn device_time(&self) -> Option<DeviceTime> {
+        self.layout.on_device().map(|device| device.device_time())
+    }
+
+    /// The buffer the renderer can draw as is, when the swarm lives on the GPU.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+        catalog::device_points(self.layout.on_device()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_takes_a_snapshot_over_and_export_gives_it_back() {
+        let mut from = Swarm::<f32>::with_count(LayoutKind::Boxed, 4, 700).unwrap();
+        from.churn(90).unwrap();
+        let snapshot = from.export();
+        let mut into = Swarm::<f32>::with_count(LayoutKind::Chunks, 4, 10).unwrap();
+        into.import(&snapshot).unwrap();
+        assert_eq!(into.export(), snapshot);
+        assert_eq!(into.checksum(), from.checksum());
+        assert!(into.next_id() >= from.next_id());
+        assert_eq!(into.check_targets(), Ok(()));
+        // A snapshot whose ids and states disagree changes nothing.
+        let mut torn = snapshot.clone();
+        torn.states.pop();
+        assert!(into.import(&torn).is_err());
+        assert_eq!(into.export(), snapshot);
+    }
+
+    #[test]
+    fn simd_in_use_is_what_the_layout_runs() {
+        let best = SimdTier::best();
+        let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 1, 100).unwrap();
+        swarm.set_simd(best);
+        assert_eq!((swarm.simd(), swarm.simd_in_use()), (best, best));
+        swarm.switch_to(LayoutKind::Boxed).unwrap();
+        assert_eq!(swarm.simd(), best);
+        assert_eq!(swarm.simd_in_use(), SimdTier::Baseline);
+        swarm.switch_to(LayoutKind::Aos).unwrap();
+        assert_eq!(swarm.simd_in_use(), best);
+    }
+}

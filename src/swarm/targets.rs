@@ -1,0 +1,276 @@
+//! Seek's targets. Every entity's target is a pure function of the seed and its id
+//! ([`target_of`]); the swarm resolves a new entity's target id to the logical index of the
+//! target in the layout it is pushed into, and the layout keeps a handle of its own kind from
+//! then on. A switch copies in logical order, so a seeker may land in the new layout before its
+//! target (after churn scrambled the order): it waits, without a handle, and after each seek the
+//! old layout's result is copied onto it, until its target is copied and its handle set. Either
+//! way both layouts compute the same bits.
+
+use super::Swarm;
+use super::switch::PendingSwitch;
+use crate::catalog::AllLayouts;
+use crate::id_index::IdIndex;
+use crate::layout::regions::{Field, Region};
+use crate::threads::Threads;
+use crate::workload::{Dt, target_of};
+
+impl<S: AllLayouts> Swarm<S> {
+    /// The targets of the entities at logical indices `first..end` (already in the current
+    /// layout), as logical indices, into `target_buffer`.
+    pub(super) fn resolve_targets(&mut self, first: usize, end: usize) {
+        self.target_buffer.clear();
+        let (seed, index) = (self.seed, &self.index);
+        self.target_buffer.extend(
+            self.ids[first..end]
+                .iter()
+                .map(|&id| target_of(seed, id).and_then(|t| index.get(t).map(|j| j as usize))),
+        );
+    }
+
+    /// The target of seeker `id` in a switch's copy that holds logical indices `..present`: its
+    /// logical index if it is there, or none, and then the seeker waits for it (a dead target
+    /// is none in both layouts).
+    pub(super) fn target_in_copy(
+        seed: u64,
+        index: &IdIndex,
+        switch: &mut PendingSwitch<S>,
+        id: u64,
+        present: usize,
+    ) -> Option<usize> {
+        let t = target_of(seed, id)?;
+        let j = index.get(t)?;
+        if (j as usize) < present {
+            Some(j as usize)
+        } else {
+            switch.waiting.entry(t).or_default().push(id);
+            None
+        }
+    }
+
+    /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
+    pub(super) fn resolve_waiting(
+        index: &IdIndex,
+        switch: &mut PendingSwitch<S>,
+        at: usize,
+        id: u64,
+    ) {
+        let Some(seekers) = switch.waiting.remove(&id) else {
+            return;
+        };
+        let Some(to) = switch.to.seeking_mut() else {
+            return;
+        };
+        for seeker in seekers {
+            if let Some(j) = index.get(seeker) {
+                to.set_targets(j as usize, &[Some(at)]);
+            }
+        }
+    }
+
+    /// The entity `victim` is gone: the seekers that waited for it wait no more, their target is
+    /// gone in both layouts.
+    pub(super) fn forget_waiting_for(&mut self, victim: u64) {
+        if let Some(switch) = self.switch.as_mut() {
+            switch.waiting.remove(&victim);
+        }
+    }
+
+    /// The seek system, before move: every seeker reads its target's position and steers. In a
+    /// pending switch, the seekers copied before their target take the old layout's result. A
+    /// layout that cannot seek is left as it is (the driver refuses seek with it, and says why).
+    pub fn step_seek(&mut self, dt: Dt, threads: Threads) {
+        if let Some(seeking) = self.layout.seeking_mut() {
+            seeking.step_seek(dt.as_scalar(), threads);
+        }
+        let Some(switch) = self.switch.as_mut() else {
+            return;
+        };
+        let Some(to) = switch.to.seeking_mut() else {
+            return;
+        };
+        to.step_seek(dt.as_scalar(), threads);
+        let (index, layout) = (&self.index, &self.layout);
+        switch.waiting.retain(|target, seekers| {
+            if !index.contains(*target) {
+                return false;
+            }
+            seekers.retain(|seeker| {
+                let Some(j) = index.get(*seeker) else {
+                    return false;
+                };
+                let j = j as usize;
+                let mut velocity = None;
+                layout.for_each_entity_in(j..j + 1, &mut |_, state| {
+                    velocity = Some((state.vx, state.vy));
+                });
+                if let Some((vx, vy)) = velocity {
+                    to.set_velocity_at(j, vx, vy);
+                }
+                true
+            });
+            !seekers.is_empty()
+        });
+    }
+
+    /// Checks that every entity's handle names the entity `target_of` says it seeks, if that one
+    /// is alive, and nothing otherwise; in a pending switch's copy too, where a seeker copied
+    /// before its target holds nothing yet. The first mismatch, for tests and `soak`. A layout
+    /// that cannot seek holds no handles, and has nothing to check.
+    pub fn check_targets(&self) -> Result<(), String> {
+        let expected = |id: u64| target_of(self.seed, id).filter(|t| self.index.contains(*t));
+        if let Some(layout) = self.layout.seeking() {
+            for (i, &id) in self.ids.iter().enumerate() {
+                let held = layout.target_at(i);
+                if held != expected(id) {
+                    return Err(format!(
+                        "{}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                        self.kind(),
+                        expected(id)
+                    ));
+                }
+            }
+        }
+        if let Some(switch) = &self.switch
+            && let Some(to) = switch.to.seeking()
+        {
+            for (i, &id) in self.ids[..switch.copied].iter().enumerate() {
+                let held = to.target_at(i);
+                let waiting = held.is_none()
+                    && expected(id)
+                        .is_some_and(|t| switch.waiting.get(&t).is_some_and(|w| w.contains(&id)));
+                if held != expected(id) && !waiting {
+                    return Err(format!(
+                        "switch copy {}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                        to.kind(),
+                        expected(id)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the targets of the entities at `range` keep the fields seek reads (x and y), in the
+    /// current layout's storage: what the seek pass brings in for those seekers (the memory
+    /// view). Each region names its seeker as its entity.
+    pub fn target_regions(&self, range: std::ops::Range<usize>) -> Vec<Region> {
+        let mut out = Vec::new();
+        let Some(layout) = self.layout.seeking() else {
+            return out;
+        };
+        let mut one = Vec::new();
+        for seeker in range.start.min(self.len())..range.end.min(self.len()) {
+            let Some(j) = layout.target_at(seeker).and_then(|t| self.index.get(t)) else {
+                continue;
+            };
+            one.clear();
+            self.layout.regions(j as usize..j as usize + 1, &mut one);
+            out.extend(
+                one.iter()
+                    .filter(|r| matches!(r.field, Field::X | Field::Y))
+                    .map(|r| Region {
+                        entity: seeker,
+                        ..*r
+                    }),
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::layout::LayoutKind;
+
+    /// Random churn, shrinks, growth and a switch spread over random steps, with seek between
+    /// them: after every operation every handle names the target `target_of` gives (or nothing
+    /// once it is gone), in the current layout and in the copy, and seeking in two layouts
+    /// computes the same bits.
+    #[test]
+    fn handles_follow_random_operations_and_a_spread_switch() {
+        let mut waited = 0;
+        for seed in 0..4 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, seed, 2000).unwrap();
+            let mut swarm = Swarm::<f32>::with_count(LayoutKind::Aos, seed, 2000).unwrap();
+            for step in 0..60 {
+                let op = rng.random_range(0..5);
+                if op == 0 && swarm.switch_progress().is_none() {
+                    let kind = LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())];
+                    swarm.begin_switch(kind).unwrap();
+                }
+                if op == 1 {
+                    swarm.switch_step(rng.random_range(1..600));
+                }
+                let k = rng.random_range(0..200);
+                let n = rng.random_range(500..2500);
+                for s in [&mut reference, &mut swarm] {
+                    match op {
+                        2 => s.churn(k).unwrap(),
+                        3 => s.resize(n).unwrap(),
+                        _ => s.step_seek(Dt::default(), Threads::BOTH[step % 2]),
+                    }
+                }
+                if swarm.switch.as_ref().is_some_and(|s| !s.waiting.is_empty()) {
+                    waited += 1;
+                }
+                assert_eq!(swarm.check_targets(), Ok(()), "seed {seed} step {step}");
+                assert_eq!(
+                    swarm.checksum(),
+                    reference.checksum(),
+                    "seed {seed} step {step}"
+                );
+            }
+        }
+        assert!(
+            waited > 0,
+            "some seekers waited for their targets in a copy"
+        );
+    }
+
+    /// The check is a real one: a handle moved to another entity, or taken away from a seeker
+    /// whose target lives, is caught, in the current layout and in a copy.
+    #[test]
+    fn a_wrong_handle_is_caught_in_the_layout_and_in_the_copy() {
+        let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 3, 2000).unwrap();
+        swarm
+            .layout
+            .seeking_mut()
+            .unwrap()
+            .set_targets(1000, &[Some(999)]);
+        assert!(
+            swarm
+                .check_targets()
+                .unwrap_err()
+                .contains("entity 1000 at 1000")
+        );
+
+        let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 3, 2000).unwrap();
+        swarm.begin_switch(LayoutKind::Hecs).unwrap();
+        swarm.switch_step(1500);
+        let copy = swarm.switch.as_mut().unwrap();
+        copy.to.seeking_mut().unwrap().set_targets(1200, &[None]);
+        assert!(
+            swarm
+                .check_targets()
+                .unwrap_err()
+                .starts_with("switch copy hecs")
+        );
+    }
+
+    #[test]
+    fn target_regions_are_the_targets_positions_named_by_their_seekers() {
+        let swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 5, 1000).unwrap();
+        let regions = swarm.target_regions(900..910);
+        assert!(!regions.is_empty());
+        assert!(
+            regions
+                .iter()
+                .all(|r| (900..910).contains(&r.entity) && matches!(r.field, Field::X | Field::Y))
+        );
+    }
+}
