@@ -14,9 +14,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use entity_layouts::LayoutKind;
 use entity_layouts::counters::baseline::{Baseline, CHECK_COUNT, CHECK_GEOMETRY};
 use entity_layouts::counters::{FrameSpec, cachegrind};
+use entity_layouts::layout::LayoutKind;
 
 const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/counts-baseline.json");
 const TOLERANCE_PCT: f64 = 2.0;

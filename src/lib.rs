@@ -38,12 +38,14 @@ pub mod action;
 pub mod bandwidth;
 pub mod bench;
 pub mod catalog;
+pub mod commands;
 pub mod counters;
 pub mod driver;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod id_index;
 pub mod pace;
+pub mod progress;
 pub mod renderer;
 pub mod script;
 pub mod signals;
@@ -52,12 +54,3 @@ pub mod swarm;
 pub mod until_over;
 pub mod values;
 pub mod verify;
-
-pub use action::{Action, Outcome};
-pub use driver::Driver;
-pub use error::SimError;
-pub use layout::{Layout, LayoutKind};
-pub use scalar::Scalar;
-pub use swarm::{Snapshot, Swarm};
-pub use threads::Threads;
-pub use workload::{Dt, EntityState, SpawnPattern, Systems};

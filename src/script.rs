@@ -5,6 +5,7 @@
 //! count 100000        # entities (0 to 10,000,000; 1e6 and 100_000 work too)
 //! layout boxed        # any `--layout` name
 //! threads all         # 1 or all
+//! simd best           # the kernels' widest SIMD tier this CPU has; `simd baseline`
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
 //! wait 120            # frames
@@ -18,7 +19,8 @@
 //! export              # screenshot, recent frames and scoreboard into a new folder
 //! record 12           # an animated PNG of the next 12 s into the export folder (`record 12 1/2`:
 //!                     # half the size; `palette`: 256 colours; `record`: until `record stop`)
-//! pause / resume
+//! pause               # stop the simulation (the window still draws)
+//! resume              # go on
 //! exit                # end the run (the app prints its summary and exits)
 //! ```
 //!
@@ -58,8 +60,70 @@ impl fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
-/// The verbs a script understands, for the error that lists them.
-const VERBS: &str = "layout, count, threads, churn, seek, wait, say, panel, memory, renderer, size, screenshot, export, record, pause, resume, exit";
+/// One action a script understands: its verb, what may follow it, and an example line. The
+/// parser's error lists these verbs, and the tests hold the parser, the actions' own text
+/// ([`Action`]'s `Display`) and docs/app.md to this list.
+#[derive(Clone, Copy, Debug)]
+pub struct Verb {
+    pub name: &'static str,
+    pub usage: &'static str,
+    pub example: &'static str,
+}
+
+const fn verb(name: &'static str, usage: &'static str, example: &'static str) -> Verb {
+    Verb {
+        name,
+        usage,
+        example,
+    }
+}
+
+/// Every verb of the script language, in the order docs/app.md gives them.
+pub const GRAMMAR: [Verb; 18] = [
+    verb("layout", "layout NAME (any --layout name)", "layout soa"),
+    verb(
+        "count",
+        "count N (0 to 10,000,000; 1e6 and 100_000 work too), or count until-over MS",
+        "count until-over 16.67",
+    ),
+    verb("threads", "threads 1|all", "threads all"),
+    verb("simd", "simd baseline|best", "simd best"),
+    verb(
+        "churn",
+        "churn N (spawns + removals a frame, 0 to 100,000)",
+        "churn 10000",
+    ),
+    verb("seek", "seek on|off", "seek on"),
+    verb("renderer", "renderer compute|quads", "renderer quads"),
+    verb("memory", "memory show|hide", "memory show"),
+    verb("panel", "panel show|hide", "panel hide"),
+    verb("export", "export", "export"),
+    verb(
+        "record",
+        "record [SECONDS] [1/N] [palette], or record stop",
+        "record 12 1/2 palette",
+    ),
+    verb("pause", "pause", "pause"),
+    verb("resume", "resume", "resume"),
+    verb("size", "size WIDTHxHEIGHT", "size 1920x1080"),
+    verb(
+        "say",
+        "say TEXT (with {count}, {layout}, {simulate_ms}, {budget_pct})",
+        "say Over at {count}",
+    ),
+    verb("wait", "wait FRAMES", "wait 120"),
+    verb(
+        "screenshot",
+        "screenshot PATH.png",
+        "screenshot shots/boxed.png",
+    ),
+    verb("exit", "exit", "exit"),
+];
+
+/// The verbs, for the error that lists them.
+fn verbs() -> String {
+    GRAMMAR.map(|v| v.name).join(", ")
+}
 
 pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
     // A talk saved by a Windows editor starts with a UTF-8 byte-order mark; CRLF line ends are
@@ -177,7 +241,7 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
             "resume" => Action::Pause(false),
             "export" => Action::Export,
             "exit" => Action::Exit,
-            _ => return Err(fail(format!("unknown action; accepted: {VERBS}"))),
+            _ => return Err(fail(format!("unknown action; accepted: {}", verbs()))),
         };
         actions.push(action);
     }
@@ -260,7 +324,7 @@ pub struct SayValues {
 impl SayValues {
     /// `text` with every placeholder filled in.
     pub fn fill(&self, text: &str) -> String {
-        let budget_pct = self.simulate_ms / (1000.0 / 60.0) * 100.0;
+        let budget_pct = self.simulate_ms / crate::workload::BUDGET_MS * 100.0;
         text.replace("{count}", &self.count)
             .replace("{layout}", &self.layout)
             .replace("{simulate_ms}", &format!("{:.2}", self.simulate_ms))
@@ -366,6 +430,53 @@ pub fn replay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One grammar: every verb's example parses, and prints back as itself; every action the
+    /// parser makes prints with a verb of the grammar; an unknown verb's error lists exactly the
+    /// grammar; docs/app.md shows every verb, and this module's doc names every one.
+    #[test]
+    fn the_parser_the_actions_text_and_the_docs_follow_one_grammar() {
+        for verb in GRAMMAR {
+            let actions = parse(verb.example).unwrap_or_else(|e| panic!("{}: {e}", verb.name));
+            assert_eq!(actions.len(), 1, "{}", verb.example);
+            assert_eq!(
+                to_text(&actions),
+                format!("{}\n", verb.example),
+                "{}",
+                verb.name
+            );
+            assert!(verb.usage.starts_with(verb.name), "{}", verb.usage);
+        }
+        let err = parse("teleport home").unwrap_err();
+        assert!(err.problem.ends_with(&verbs()), "{err}");
+        let every_action = parse(
+            "layout aos\ncount 5\ncount until-over 3\nthreads 1\nsimd baseline\nchurn 1\nseek off\n\
+             renderer compute\nmemory hide\npanel show\nexport\nrecord\nrecord stop\npause\nresume\n\
+             size 800x600\nsay\nwait 1\nscreenshot a.png\nexit",
+        )
+        .unwrap();
+        for action in &every_action {
+            let text = action.to_string();
+            let first = text.split_whitespace().next().unwrap();
+            assert!(GRAMMAR.iter().any(|v| v.name == first), "{text}");
+        }
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/app.md"))
+            .expect("docs/app.md");
+        let module_doc = include_str!("script.rs");
+        for verb in GRAMMAR {
+            let shown = format!("`{}", verb.name);
+            assert!(
+                docs.contains(&shown),
+                "docs/app.md does not show `{}`",
+                verb.name
+            );
+            assert!(
+                module_doc.contains(&format!("//! {}", verb.name)),
+                "the module doc does not show {}",
+                verb.name
+            );
+        }
+    }
 
     #[test]
     fn parses_every_action() {
@@ -540,7 +651,11 @@ mod tests {
         let actions = parse("count until-over 0.01\nwait 1\nexit").unwrap();
         let replayed = replay(actions, LayoutKind::Boxed, 3, 0).unwrap().driver;
         assert!(!replayed.searching());
-        assert!(replayed.len() >= 1_000, "{}", replayed.len());
+        assert!(
+            replayed.swarm().len() >= 1_000,
+            "{}",
+            replayed.swarm().len()
+        );
         // A line no layout reaches under a low ceiling: the search stops there.
         let mut d: Driver = Driver::new(LayoutKind::Soa, 3)
             .unwrap()
@@ -554,7 +669,7 @@ mod tests {
         }
         let found = d.take_until_over_result().unwrap();
         assert!(!found.crossed);
-        assert_eq!((found.count, d.len()), (40_000, 40_000));
+        assert_eq!((found.count, d.swarm().len()), (40_000, 40_000));
         // A count typed in takes over from a search under way.
         d.apply(&Action::CountUntilOver(1000.0)).unwrap();
         d.apply(&Action::Count(500)).unwrap();
@@ -584,6 +699,6 @@ mod tests {
             d.frame_step();
         }
         assert_eq!(replayed.frame(), 9);
-        assert_eq!(replayed.checksum(), d.checksum());
+        assert_eq!(replayed.swarm().checksum(), d.swarm().checksum());
     }
 }

@@ -142,7 +142,7 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
     let mut reference = new_driver(LayoutKind::Soa)?;
     let mut report = SoakReport::default();
     let mut last_progress = Instant::now();
-    let mut previous_layout = driver.kind();
+    let mut previous_layout = driver.swarm().kind();
     let mut waiting = 0u64;
     // The last actions, for a failure to say what led to it.
     let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
@@ -175,10 +175,10 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
             }
         }
         waiting -= 1;
-        let kind_before = driver.kind();
+        let kind_before = driver.swarm().kind();
         let frame = driver.frame_step();
         let reference_frame = reference.frame_step();
-        if driver.kind() != kind_before {
+        if driver.swarm().kind() != kind_before {
             report.switches_landed += 1;
         }
         if frame.error.is_some() != reference_frame.error.is_some() {
@@ -192,24 +192,26 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
             report.checks += 1;
             // Every handle checked, at the counts where that costs milliseconds, not seconds.
             for (who, d) in [("driver", &driver), ("reference", &reference)] {
-                if d.len() > TARGETS_CHECKED_UP_TO {
+                if d.swarm().len() > TARGETS_CHECKED_UP_TO {
                     continue;
                 }
-                if let Err(e) = d.check_targets() {
+                if let Err(e) = d.swarm().check_targets() {
                     report
                         .mismatches
                         .push(format!("frame {}: the {who}'s handles: {e}", report.frames));
                 }
             }
-            if driver.checksum() != reference.checksum() || driver.len() != reference.len() {
+            if driver.swarm().checksum() != reference.swarm().checksum()
+                || driver.swarm().len() != reference.swarm().len()
+            {
                 report.mismatches.push(format!(
                     "frame {}: {} entities in {} with checksum {:016x}, the SoA reference {} with {:016x}",
                     report.frames,
-                    driver.len(),
-                    driver.kind(),
-                    driver.checksum(),
-                    reference.len(),
-                    reference.checksum()
+                    driver.swarm().len(),
+                    driver.swarm().kind(),
+                    driver.swarm().checksum(),
+                    reference.swarm().len(),
+                    reference.swarm().checksum()
                 ));
             }
             let failures = report.memory_failures.len();
@@ -232,8 +234,8 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
                 report.actions,
                 report.switches,
                 report.switches_landed,
-                driver.len(),
-                driver.kind(),
+                driver.swarm().len(),
+                driver.swarm().kind(),
                 report.final_rss >> 20,
                 report.mismatches.len(),
                 report.memory_failures.len(),
@@ -251,8 +253,8 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
     // entities is eleven times the population): compare only churn-free visits.
     let settled = !driver.growing()
         && !reference.growing()
-        && driver.switch_progress().is_none()
-        && reference.switch_progress().is_none()
+        && driver.swarm().switch_progress().is_none()
+        && reference.swarm().switch_progress().is_none()
         && driver.churn() == 0;
     if settled {
         // Layouts replaced by switches are freed on other threads: wait, so they are not counted.
@@ -264,12 +266,12 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
     };
     report.peak_rss = report.peak_rss.max(rss);
     report.final_rss = rss;
-    if !settled || !SMALL_COUNTS.contains(&driver.len()) {
+    if !settled || !SMALL_COUNTS.contains(&driver.swarm().len()) {
         return;
     }
     let first = report
         .small_count_rss
-        .get(&driver.len())
+        .get(&driver.swarm().len())
         .map_or(rss, |&(first, _)| first);
     if rss as f64 > MEMORY_GROWTH_LIMIT * first as f64 {
         // Over the limit: ask once more for what is freed and not yet returned. Memory that is
@@ -284,7 +286,7 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
     }
     let (first, worst) = report
         .small_count_rss
-        .entry(driver.len())
+        .entry(driver.swarm().len())
         .or_insert((rss, rss));
     *worst = (*worst).max(rss);
     if rss as f64 > MEMORY_GROWTH_LIMIT * *first as f64 {
@@ -292,8 +294,8 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
             "frame {}: {} MiB resident back at {} entities ({}), {} MiB at the first visit",
             report.frames,
             rss >> 20,
-            driver.len(),
-            driver.kind(),
+            driver.swarm().len(),
+            driver.swarm().kind(),
             *first >> 20
         ));
     }

@@ -5,8 +5,12 @@
 //! as it grows to any count, and is measured over [`SAMPLES`] steady frames: the search never
 //! stalls a frame more than growing does.
 //!
-//! This file is the search alone, fed simulate times: the driver feeds it from its frames, the
-//! tests from a formula.
+//! This file is the search, fed simulate times ([`UntilOver`]), and the driver's record of its
+//! searches ([`Searches`]): the driver feeds it from its steady frames and carries out the counts
+//! it asks for, the tests feed it from a formula.
+
+use crate::error::SimError;
+use crate::layout::LayoutKind;
 
 /// Steady frames measured per probe; the probe's time is their median.
 pub const SAMPLES: usize = 9;
@@ -18,6 +22,91 @@ pub const FIRST_PROBE: usize = 10_000;
 /// Accepted lines, in ms.
 pub const MIN_LINE_MS: f64 = 0.01;
 pub const MAX_LINE_MS: f64 = 1000.0;
+
+/// How a `count until-over` search ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UntilOverResult {
+    pub line_ms: f64,
+    pub layout: LayoutKind,
+    /// The first count found over the line, or where the search stopped under it.
+    pub count: usize,
+    /// The simulate p50 measured at `count`.
+    pub simulate_ms: f64,
+    /// Whether `count` is over the line (false: the ceiling, or memory, came first).
+    pub crossed: bool,
+}
+
+/// A driver's searches: the one under way, how the last one ended until it is taken, and
+/// whether the population is still growing back to the count it found.
+#[derive(Clone, Debug, Default)]
+pub struct Searches {
+    running: Option<UntilOver>,
+    done: Option<UntilOverResult>,
+    settling: bool,
+}
+
+impl Searches {
+    /// Starts a search for `line_ms` from `len` entities, up to `ceiling`; returns the first
+    /// count to measure, or why the line is refused.
+    pub fn start(&mut self, line_ms: f64, len: usize, ceiling: usize) -> Result<usize, SimError> {
+        if !(MIN_LINE_MS..=MAX_LINE_MS).contains(&line_ms) {
+            return Err(SimError::BadLine {
+                value: line_ms,
+                min: MIN_LINE_MS,
+                max: MAX_LINE_MS,
+            });
+        }
+        let (search, probe) = UntilOver::start(line_ms, len, ceiling);
+        self.running = Some(search);
+        self.done = None;
+        Ok(probe)
+    }
+
+    /// A person picked a count or a layout, or paused: the search gives way.
+    pub fn give_way(&mut self) {
+        self.running = None;
+        self.settling = false;
+    }
+
+    /// A search is under way, or its population still grows back to the count it found.
+    pub fn busy(&self, growing: bool) -> bool {
+        self.running.is_some() || (self.settling && growing)
+    }
+
+    pub fn running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// The count a search under way is measuring, and its line.
+    pub fn probe(&self) -> Option<(usize, f64)> {
+        self.running.as_ref().map(|s| (s.probe(), s.line_ms()))
+    }
+
+    /// One steady frame's simulate time, for the search under way: what it asks next.
+    pub fn observe(&mut self, simulate_ms: f64) -> Option<Step> {
+        self.running.as_mut().map(|s| s.observe(simulate_ms))
+    }
+
+    /// The search under way ends at `count` in `layout`.
+    pub fn end(&mut self, layout: LayoutKind, count: usize, simulate_ms: f64, crossed: bool) {
+        let Some(search) = self.running.take() else {
+            return;
+        };
+        self.settling = true;
+        self.done = Some(UntilOverResult {
+            line_ms: search.line_ms(),
+            layout,
+            count,
+            simulate_ms,
+            crossed,
+        });
+    }
+
+    /// How the last search ended, once (the app prints it).
+    pub fn take_result(&mut self) -> Option<UntilOverResult> {
+        self.done.take()
+    }
+}
 
 /// What the search asks of the driver after a frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,6 +254,26 @@ mod tests {
         };
         assert_eq!(count, 2_000_000);
         assert!((simulate_ms - 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn searches_refuse_a_bad_line_give_way_and_keep_their_result_once() {
+        let mut searches = Searches::default();
+        assert!(matches!(
+            searches.start(0.0, 0, 100),
+            Err(SimError::BadLine { .. })
+        ));
+        assert!(!searches.running());
+        assert_eq!(searches.start(5.0, 0, 1_000_000), Ok(FIRST_PROBE));
+        assert_eq!(searches.probe(), Some((FIRST_PROBE, 5.0)));
+        searches.end(LayoutKind::Soa, 40_000, 5.2, true);
+        assert!(searches.busy(true) && !searches.busy(false));
+        let result = searches.take_result().unwrap();
+        assert_eq!((result.count, result.crossed), (40_000, true));
+        assert_eq!(searches.take_result(), None);
+        searches.start(5.0, 0, 1_000_000).unwrap();
+        searches.give_way();
+        assert!(!searches.busy(true));
     }
 
     #[test]

@@ -6,12 +6,49 @@
 use std::fmt;
 use std::str::FromStr;
 
+use clap::builder::{PossibleValue, TypedValueParser};
+
+use crate::layout::{LayoutKind, TABLE};
 use crate::renderer::Renderer;
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
 
 /// The core's values (layout, threads, SIMD tier and choice, spawn pattern) parse in
 /// `entity_layouts_core::values`, with the same error type.
 pub use entity_layouts_core::values::ValueError;
+
+/// `--layout`: a layout's name; `--help` lists every layout with its doc line, from the table of
+/// layouts, and a name that is none of them is refused with the names that are.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LayoutName;
+
+impl TypedValueParser for LayoutName {
+    type Value = LayoutKind;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<LayoutKind, clap::Error> {
+        let refused = |message: String| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n"))
+                .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused(format!("{value:?} is not a layout's name")))?;
+        text.parse::<LayoutKind>()
+            .map_err(|e| refused(e.to_string()))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            TABLE
+                .iter()
+                .map(|row| PossibleValue::new(row.name).help(row.doc)),
+        ))
+    }
+}
 
 /// A whole number as people write one: `100000`, `100_000` or `1e6`.
 fn whole_number(text: &str) -> Option<u64> {

@@ -117,7 +117,7 @@ fn run_one<S: AllLayouts>(
         {
             let here = LayoutKind::CPU
                 .iter()
-                .position(|&k| k == driver.kind())
+                .position(|&k| k == driver.swarm().kind())
                 .unwrap_or(0);
             let next = LayoutKind::CPU[(here + 1) % LayoutKind::CPU.len()];
             driver.apply(&Action::Layout(next))?;
@@ -129,7 +129,7 @@ fn run_one<S: AllLayouts>(
             return Err(e);
         }
     }
-    Ok(driver.checksum())
+    Ok(driver.swarm().checksum())
 }
 
 /// The verify suite in scalar `S`: for move + regen and for move + regen + seek, a group without
@@ -336,7 +336,7 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
                     }
                 }
             }
-            let (a, b) = (gpu.export(), reference.export());
+            let (a, b) = (gpu.swarm().export(), reference.swarm().export());
             let mut max_ulps = 0;
             let mut differing = 0;
             for (s, r) in a.states.iter().zip(&b.states) {

@@ -17,9 +17,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use entity_layouts::LayoutKind;
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::script::{parse, replay};
 
+mod support;
 mod window;
 use window::{
     Run, Shot, have, load, missing_display, region_stats, run_in_xvfb, skip_or_fail, temp_dir,
@@ -88,7 +89,7 @@ fn assert_replays(run: &Run, script: &str, layout: LayoutKind, count: usize) -> 
     let expected = expected.driver;
     assert_eq!(
         checksum,
-        format!("{:016x}", expected.checksum()),
+        format!("{:016x}", expected.swarm().checksum()),
         "the app's final state differs from the core's replay: {final_line}"
     );
     final_line.to_string()
@@ -747,7 +748,7 @@ fn the_canvas_survives_extreme_sizes() {
 /// `scripts/app-soak.sh` runs the long one.
 #[test]
 fn a_random_script_runs_to_the_end_the_core_computes() {
-    use entity_layouts::Action;
+    use entity_layouts::action::Action;
     use entity_layouts::script::to_text;
     use entity_layouts::soak::random_actions;
     if let Some(reason) = missing_display() {

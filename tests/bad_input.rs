@@ -3,7 +3,10 @@
 
 use std::process::Command;
 
-use entity_layouts::{Dt, LayoutKind, SimError, Swarm};
+use entity_layouts::error::SimError;
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::swarm::Swarm;
+use entity_layouts::workload::Dt;
 
 #[test]
 fn a_count_over_the_maximum_is_refused_and_nothing_is_lost() {
@@ -213,4 +216,36 @@ fn soak_seeds_are_checked_and_printed() {
     assert_eq!(seeds.len(), 2, "{stdout}");
     assert_eq!(seeds[1], seeds[0] + 1, "{stdout}");
     assert!(stdout.contains("2 of 2 seed(s) passed"), "{stdout}");
+}
+
+/// Exit codes: 2 for a request that cannot run as asked (nothing ran, and the message names
+/// what is accepted), 1 for a run that started and failed (here: results that cannot be
+/// written, sysfs being read-only even for root).
+#[test]
+fn a_bad_request_is_exit_2_and_a_failed_run_is_exit_1() {
+    for (args, names) in [
+        (&["bench", "--only", "no-such-experiment"][..], "accepted"),
+        (&["soak", "--minutes", "0"][..], "at most 1440"),
+        (&["soak", "--max-count", "0"][..], "1 to 10000000"),
+        (
+            &["replay", "--layout", "nonesuch", "x.txt"][..],
+            "ecs-table",
+        ),
+    ] {
+        let out = cli(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+    }
+    let out = cli(&[
+        "bench",
+        "--only",
+        "spawn",
+        "--quick",
+        "--out",
+        "/sys/entity-layouts-bench",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("/sys/entity-layouts-bench"), "{stderr}");
 }

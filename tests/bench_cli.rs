@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use entity_layouts::LayoutKind;
 use entity_layouts::bench::experiments;
 use entity_layouts::bench::report::output::read_results;
 use entity_layouts::bench::report::record::CSV_HEADER;
+use entity_layouts::layout::LayoutKind;
 
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_entity-layouts"))

@@ -2,9 +2,12 @@
 //! churn, ends in the same state; and that state really moved.
 
 use entity_layouts::catalog::AllLayouts;
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::swarm::Swarm;
+use entity_layouts::threads::Threads;
 use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::workload::Dt;
 use entity_layouts::workload::pack_point;
-use entity_layouts::{Dt, LayoutKind, Swarm, Threads};
 
 fn assert_all_agree<S: AllLayouts>(count: usize, frames: usize) {
     let config = VerifyConfig {

@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
+use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::script::{parse, to_text};
+use entity_layouts::threads::Threads;
 use entity_layouts::values::{BenchCount, Churn, EntityCount, Frames, UiScale, WindowSize};
-use entity_layouts::{Action, LayoutKind, Threads};
 
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![

@@ -11,8 +11,8 @@
 //! spawn pattern or the generator changes these values on purpose: update them in the same
 //! commit, and say why.
 
-use entity_layouts::Dt;
 use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::workload::Dt;
 
 /// (seed, group, checksum) for 10,000 entities and 60 frames at dt = 1/60 s.
 /// Re-pinned 2026-12-02 when entities' stream and clump became a function of the id (the seek

@@ -1,18 +1,15 @@
 //! The gpu layout against the CPU's SoA, on whatever adapter this machine has (lavapipe in CI).
 //! Skipped with a message where no adapter exists, except under CI, where that is a failure.
 
+use entity_layouts::action::Action;
 use entity_layouts::driver::Driver;
-use entity_layouts::{Action, EntityState, LayoutKind};
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::workload::EntityState;
+
+mod support;
 
 fn adapter_or_skip() -> bool {
-    match entity_layouts::gpu::context::availability() {
-        Ok(()) => true,
-        Err(reason) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: {reason}");
-            false
-        }
-        Err(reason) => panic!("CI must have a GPU adapter (lavapipe): {reason}"),
-    }
+    support::gpu_adapter()
 }
 
 fn driver(kind: LayoutKind, n: usize, churn: usize) -> Driver {
@@ -55,12 +52,12 @@ fn cpu_to_gpu_to_cpu_at_100k_with_churn_keeps_every_entity() {
             gpu.apply(&Action::Layout(LayoutKind::Gpu)).unwrap();
         }
         if frame == 40 {
-            assert_eq!(gpu.kind(), LayoutKind::Gpu);
+            assert_eq!(gpu.swarm().kind(), LayoutKind::Gpu);
             gpu.apply(&Action::Layout(LayoutKind::Chunks)).unwrap();
         }
         gpu.frame_step();
         reference.frame_step();
-        let (a, b) = (gpu.export(), reference.export());
+        let (a, b) = (gpu.swarm().export(), reference.swarm().export());
         assert_eq!(
             a.ids, b.ids,
             "frame {frame}: the same entities in the same order"
@@ -74,14 +71,14 @@ fn cpu_to_gpu_to_cpu_at_100k_with_churn_keeps_every_entity() {
         worst = worst.max(frame_worst.unwrap_or(0));
         if frame == 20 {
             // The points the compute pass packed, read back, are the ones SoA's gather packs.
-            assert_eq!(gpu.kind(), LayoutKind::Gpu);
+            assert_eq!(gpu.swarm().kind(), LayoutKind::Gpu);
             let (mut on_gpu, mut on_cpu) = (Vec::new(), Vec::new());
             gpu.gather_points(&mut on_gpu);
             reference.gather_points(&mut on_cpu);
             assert_eq!(on_gpu, on_cpu);
         }
     }
-    assert_eq!(gpu.kind(), LayoutKind::Chunks);
+    assert_eq!(gpu.swarm().kind(), LayoutKind::Chunks);
     eprintln!("largest difference: {worst} ulps");
     assert_eq!(worst, 0);
 }
@@ -94,7 +91,7 @@ fn the_adapter_limit_is_refused_by_name_and_nothing_changes() {
     let limit = entity_layouts::catalog::capacity_limit(LayoutKind::Gpu).expect("an adapter");
     let mut d = driver(LayoutKind::Gpu, 1_000, 0);
     d.frame_step();
-    let before = d.checksum();
+    let before = d.swarm().checksum();
     if limit.max_entities < 100_000_000 {
         let err = d
             .apply(&Action::Count(limit.max_entities + 1))
@@ -108,7 +105,7 @@ fn the_adapter_limit_is_refused_by_name_and_nothing_changes() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("100000000"), "{err}");
-    assert_eq!((d.len(), d.checksum()), (1_000, before));
+    assert_eq!((d.swarm().len(), d.swarm().checksum()), (1_000, before));
 }
 
 #[test]

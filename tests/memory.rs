@@ -7,7 +7,8 @@ use std::process::Command;
 
 use entity_layouts::bench::report::output::read_results;
 use entity_layouts::bench::report::record::Query;
-use entity_layouts::{LayoutKind, Swarm};
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::swarm::Swarm;
 
 #[test]
 fn allocated_bytes_follow_the_count_down() {

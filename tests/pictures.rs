@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod support;
 mod window;
 use window::{Shot, load, run_in_xvfb, temp_dir};
 

@@ -3,8 +3,10 @@
 //! table columns one component, every boxed entity is one box), and stay so after churn.
 
 use entity_layouts::catalog::AllLayouts;
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, median_stride};
-use entity_layouts::{EntityState, LayoutKind, Swarm};
+use entity_layouts::swarm::Swarm;
+use entity_layouts::workload::EntityState;
 
 fn regions_of<S: AllLayouts>(
     kind: LayoutKind,

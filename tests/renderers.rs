@@ -11,9 +11,10 @@
 
 use std::path::Path;
 
-use entity_layouts::LayoutKind;
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::script::{parse, replay};
 
+mod support;
 mod window;
 use window::{Shot, load, missing_display, region_stats, run_in_xvfb, run_in_xvfb_env, temp_dir};
 
@@ -167,7 +168,7 @@ fn a_switch_and_a_count_change_under_each_renderer_end_where_the_core_does() {
     let expected = replay(parse(script).unwrap(), LayoutKind::EcsTable, SEED, 20_000).unwrap();
     assert!(expected.refused.is_empty(), "{:?}", expected.refused);
     assert!(
-        final_line.ends_with(&format!("{:016x}", expected.driver.checksum())),
+        final_line.ends_with(&format!("{:016x}", expected.driver.swarm().checksum())),
         "the app's final state differs from the core's replay: {final_line}"
     );
     // The summary splits the frames by renderer, and both drew.

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
 mod window;
 use window::{load, skip_or_fail};
 

@@ -7,11 +7,16 @@
 //! entity's handle names the entity it should seek after every operation, through swap-removes,
 //! churn, shrinks and switches at once and spread, and seeking keeps every layout identical.
 
+mod support;
+
 use rand::RngExt;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use entity_layouts::{Dt, LayoutKind, Swarm, Threads};
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::swarm::Swarm;
+use entity_layouts::threads::Threads;
+use entity_layouts::workload::Dt;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -34,12 +39,10 @@ enum Switching {
 
 /// Every CPU layout, and the gpu layout where this machine has an adapter.
 fn layouts() -> Vec<LayoutKind> {
-    match entity_layouts::gpu::context::availability() {
-        Ok(()) => LayoutKind::ALL.to_vec(),
-        Err(reason) if std::env::var_os("CI").is_some() => {
-            panic!("CI must have a GPU adapter (lavapipe): {reason}")
-        }
-        Err(_) => LayoutKind::CPU.to_vec(),
+    if support::gpu_adapter() {
+        LayoutKind::ALL.to_vec()
+    } else {
+        LayoutKind::CPU.to_vec()
     }
 }
 

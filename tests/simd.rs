@@ -2,9 +2,12 @@
 //! compiled per tier, in f32 and f64, with churn and on all threads; changing tier mid-run keeps
 //! every entity; a tier this CPU lacks is skipped here with the reason, and refused by name.
 
+use entity_layouts::action::Action;
 use entity_layouts::catalog::AllLayouts;
+use entity_layouts::driver::Driver;
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::simd::{SimdChoice, SimdTier, available};
-use entity_layouts::{Action, Driver, LayoutKind, Threads};
+use entity_layouts::threads::Threads;
 
 /// A run of `frames` frames on `tier`, with churn; the final checksum.
 fn run<S: AllLayouts>(kind: LayoutKind, tier: SimdTier, threads: Threads, frames: usize) -> u64 {
@@ -22,7 +25,7 @@ fn run<S: AllLayouts>(kind: LayoutKind, tier: SimdTier, threads: Threads, frames
     for _ in 0..frames {
         assert!(driver.frame_step().error.is_none());
     }
-    driver.checksum()
+    driver.swarm().checksum()
 }
 
 fn simd_layouts() -> impl Iterator<Item = LayoutKind> {
@@ -76,20 +79,20 @@ fn a_tier_change_mid_run_keeps_every_entity() {
         for _ in 0..10 {
             driver.frame_step();
         }
-        let before = driver.export();
+        let before = driver.swarm().export();
         driver.apply(&Action::Simd(SimdChoice::Best)).unwrap();
         assert_eq!(
-            driver.export(),
+            driver.swarm().export(),
             before,
             "{kind}: the change itself moves nothing"
         );
         assert_eq!(driver.simd(), SimdChoice::Best);
-        assert_eq!(driver.simd_in_use(), SimdTier::best(), "{kind}");
+        assert_eq!(driver.swarm().simd_in_use(), SimdTier::best(), "{kind}");
         for _ in 0..10 {
             driver.frame_step();
         }
         driver.apply(&Action::Simd(SimdChoice::Baseline)).unwrap();
-        assert_eq!(driver.simd_in_use(), SimdTier::Baseline);
+        assert_eq!(driver.swarm().simd_in_use(), SimdTier::Baseline);
         for _ in 0..5 {
             driver.frame_step();
         }
@@ -102,7 +105,11 @@ fn a_tier_change_mid_run_keeps_every_entity() {
         for _ in 0..25 {
             reference.frame_step();
         }
-        assert_eq!(driver.checksum(), reference.checksum(), "{kind}");
+        assert_eq!(
+            driver.swarm().checksum(),
+            reference.swarm().checksum(),
+            "{kind}"
+        );
     }
 }
 
@@ -115,11 +122,11 @@ fn the_tier_follows_the_population_into_a_new_layout() {
     driver.apply(&Action::Simd(SimdChoice::Best)).unwrap();
     driver.frame_step();
     // Boxed has no per-tier kernels: it says baseline whatever was asked.
-    assert_eq!(driver.simd_in_use(), SimdTier::Baseline);
+    assert_eq!(driver.swarm().simd_in_use(), SimdTier::Baseline);
     driver.apply(&Action::Layout(LayoutKind::Chunks)).unwrap();
     driver.frame_step();
-    assert_eq!(driver.kind(), LayoutKind::Chunks);
-    assert_eq!(driver.simd_in_use(), SimdTier::best());
+    assert_eq!(driver.swarm().kind(), LayoutKind::Chunks);
+    assert_eq!(driver.swarm().simd_in_use(), SimdTier::best());
 }
 
 #[test]

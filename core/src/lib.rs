@@ -22,13 +22,13 @@
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - [`values`]: the core's values as a person types them (layout, threads, SIMD tier, pattern).
 
-// No `unsafe` but three audited spots: two calls into glibc's allocator, in `memory`
-// (`malloc_trim` and `mallopt`, which no safe wrapper offers), `Send` for a piece of wgpu's
-// write-only staging memory in `workload` (wgpu-types implements it for sized types only), which
-// lets the gather into that memory run on every core, and the calls into `#[target_feature]`
-// kernels in `simd`, each after checking that the CPU has the feature; `threads` lowers a
-// thread's priority for the app's clip encoder. `deny` rather than `forbid`, so that those can
-// say `allow`.
+// No `unsafe` but six audited sites, each with its SAFETY comment: two calls into glibc's
+// allocator in `memory` (`malloc_trim` and `mallopt`, which no safe wrapper offers); `Send` for a
+// piece of wgpu's write-only staging memory in `workload` (wgpu-types implements it for sized
+// types only; compile-time assertions hold its layout), which lets the gather into that memory
+// run on every core; the two calls into `#[target_feature]` kernels in `simd`, each after
+// checking that the CPU has the feature; and `setpriority` in `threads`, which lowers the app's
+// clip encoder's priority. `deny` rather than `forbid`, so that those can say `allow`.
 #![deny(unsafe_code)]
 
 pub mod error;

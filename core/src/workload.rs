@@ -20,6 +20,9 @@ pub const WORLD_HEIGHT: f64 = 900.0;
 pub const MAX_ENERGY: f64 = 100.0;
 /// The studies' fixed step; results are deterministic and comparable bit for bit.
 pub const DEFAULT_DT: f64 = 1.0 / 60.0;
+/// The frame budget of a 60 Hz display, in ms: the line the app's plot, HUD and scoreboard, the
+/// scripts' `say` and the bench's crossings all draw. The one place the number is written.
+pub const BUDGET_MS: f64 = 1000.0 / 60.0;
 /// A step longer than this is no longer a frame but a jump; rejected so a typo is not a teleport.
 pub const MAX_DT: f64 = 1.0;
 
@@ -520,8 +523,18 @@ pub struct SinkPart<'a>(pub PointSink<'a>);
 // `PhantomData<&'a mut T>`), which is `Send` when `T` is. wgpu-types 29.0.4 implements `Send` for
 // `WriteOnly<T>` only where `T: Sized`, which leaves slices out; parts never overlap
 // (`split_at`). Measured need: without it a gather into wgpu's staging memory runs on one core.
+// The assertions below hold that reading of wgpu-types' private layout to the build: a version
+// that gave `WriteOnly` more than the slice's pointer and length (a guard, a shared counter)
+// changes its size and fails to compile, and so does one whose sized form stopped being `Send`.
 #[allow(unsafe_code)]
 unsafe impl Send for SinkPart<'_> {}
+
+const _: () = assert!(size_of::<PointSink<'static>>() == size_of::<&'static mut [[u8; 4]]>());
+const _: () = assert!(align_of::<PointSink<'static>>() == align_of::<&'static mut [[u8; 4]]>());
+const _: fn() = || {
+    fn sized_write_only_is_send<T: Send>() {}
+    sized_write_only_is_send::<wgpu_types::WriteOnly<'static, [u8; 4]>>();
+};
 
 /// `sink` cut into consecutive pieces of `chunk` points (the last one shorter), for a gather
 /// split over threads.

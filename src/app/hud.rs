@@ -78,7 +78,7 @@ fn caption_area(ctx: &egui::Context, world: Rect, text: &str) {
 fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64) {
     let simulate = stats
         .scoreboard
-        .get(&sim.driver.kind())
+        .get(&sim.driver.swarm().kind())
         .map_or(stats.simulate.last(), |s| s.summary().0);
     egui::Area::new("hud".into())
         .order(egui::Order::Foreground)
@@ -93,10 +93,15 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                     let big = |ui: &mut egui::Ui, text: String, size: f32, color: Color32| {
                         ui.label(egui::RichText::new(text).size(size).color(color).strong());
                     };
-                    big(ui, sim.driver.kind().label().into(), 40.0, Color32::WHITE);
                     big(
                         ui,
-                        format!("{} entities", count_label(sim.driver.len())),
+                        sim.driver.swarm().kind().label().into(),
+                        40.0,
+                        Color32::WHITE,
+                    );
+                    big(
+                        ui,
+                        format!("{} entities", count_label(sim.driver.swarm().len())),
                         34.0,
                         Color32::LIGHT_GRAY,
                     );
@@ -172,7 +177,7 @@ fn sparkline(ui: &mut egui::Ui, stats: &FrameStats, now: f64, size: egui::Vec2) 
     painter.text(
         pos2(rect.left() + 6.0, budget_y - 4.0),
         Align2::LEFT_BOTTOM,
-        "16.67 ms",
+        super::scoreboard::budget_label(),
         FontId::proportional(18.0),
         RED,
     );

@@ -22,8 +22,8 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, Vec2, pos2, vec2};
 
-use entity_layouts::LayoutKind;
 use entity_layouts::bandwidth::{FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit};
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, entity_starts, median_stride};
 use entity_layouts::threads::{Threads, core_count};
 
@@ -116,13 +116,13 @@ fn memory_view(
     let rect = |[x, y, w, h]: [f32; 4]| {
         Rect::from_min_size(pos2(x / ppp, y / ppp), vec2(w / ppp, h / ppp))
     };
-    let kind = sim.driver.kind();
+    let kind = sim.driver.swarm().kind();
     let shown = Shown::of(&sim, kind);
     let over_readings = part(ctx, "memory view: readings", rect(readings), |ui| {
         readings_part(ui, &shown, &sim, &stats, kind, probe.get());
     });
     let over_picture = part(ctx, "memory view: picture", rect(picture), |ui| {
-        picture_part(ui, &shown, kind, sim.driver.len(), probe.get());
+        picture_part(ui, &shown, kind, sim.driver.swarm().len(), probe.get());
     });
     for (over, what) in [(over_readings, "readings"), (over_picture, "picture")] {
         if over > 1.0 && !ui_state.memory_overflow_logged {
@@ -191,14 +191,14 @@ enum Shown {
 
 impl Shown {
     fn of(sim: &Sim, kind: LayoutKind) -> Self {
-        let n = sim.driver.len();
+        let n = sim.driver.swarm().len();
         match kind {
             LayoutKind::Gpu => Shown::Lines {
                 regions: gpu_description(n.min(WINDOW)),
                 addressing: "buffer",
             },
             LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
-                let regions = sim.driver.regions(0..n.min(SCATTER));
+                let regions = sim.driver.swarm().regions(0..n.min(SCATTER));
                 // Up close: the first boxes byte by byte, fields in their kind's order, and what
                 // lies between them (malloc's headers, other objects).
                 let up_close = regions
@@ -216,7 +216,7 @@ impl Shown {
                 }
             }
             _ => Shown::Lines {
-                regions: sim.driver.regions(0..n.min(WINDOW)),
+                regions: sim.driver.swarm().regions(0..n.min(WINDOW)),
                 addressing: "address",
             },
         }
@@ -293,13 +293,17 @@ fn readings_part(
         // The last 64 entities in storage: each seeks a clump-mate drawn from all the earlier
         // ones, so their targets spread over the whole storage as most seekers' do (the first
         // `GROUPS` ids have no target, and the next ones only their neighbour 65 ids back).
-        let len = sim.driver.len();
+        let len = sim.driver.swarm().len();
         let first = len
             .saturating_sub(WINDOW)
             .max(entity_layouts::workload::GROUPS as usize);
         if first < len {
             let seekers = first..len;
-            seek_summary(ui, &sim.driver.target_regions(seekers.clone()), seekers);
+            seek_summary(
+                ui,
+                &sim.driver.swarm().target_regions(seekers.clone()),
+                seekers,
+            );
         }
     }
     ui.separator();
@@ -620,7 +624,7 @@ fn bandwidth_line(
     kind: LayoutKind,
     limit: Option<StreamLimit>,
 ) {
-    let n = sim.driver.len();
+    let n = sim.driver.swarm().len();
     let simulate = stats.scoreboard.get(&kind).map(|s| s.summary().0);
     let threads = sim.driver.threads();
     let rate = if kind.is_gpu() {

@@ -37,15 +37,17 @@ use bevy_egui::{EguiPlugin, EguiPostUpdateSet};
 
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderQueue};
-use entity_layouts::SimError;
+use entity_layouts::action::Action;
 use entity_layouts::driver::Driver;
+use entity_layouts::error::SimError;
 use entity_layouts::gpu::GpuContext;
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::memory::resident_bytes;
 use entity_layouts::pace::Pace;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::ScriptRunner;
 use entity_layouts::threads::Threads;
-use entity_layouts::{Action, LayoutKind, SpawnPattern};
+use entity_layouts::workload::SpawnPattern;
 
 use clip::ClipPlugin;
 use hud::HudPlugin;

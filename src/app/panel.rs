@@ -10,12 +10,13 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
+use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::MAX_CHURN;
 use entity_layouts::threads::{Threads, core_count};
-use entity_layouts::{Action, LayoutKind};
 
 use super::clip::Clip;
 use super::render::{Drawing, PointsView};
@@ -426,9 +427,9 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing)
     // The active layout's steady frames only, so a switch shows the new layout's cost at once.
     let simulate = stats
         .scoreboard
-        .get(&sim.driver.kind())
+        .get(&sim.driver.swarm().kind())
         .map_or(stats.simulate.last(), |s| s.summary().0);
-    let n = sim.driver.len();
+    let n = sim.driver.swarm().len();
     if let Some(note) = sim.device_note {
         // No CPU time stands in for a GPU time that was not measured.
         ui.label(
@@ -452,9 +453,10 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing)
         });
         ui.label(
             RichText::new(format!(
-                "of the 16.67 ms budget · {} in {} · {} entities/ms",
+                "of the {} budget · {} in {} · {} entities/ms",
+                scoreboard::budget_label(),
                 count_label(n),
-                sim.driver.kind().name(),
+                sim.driver.swarm().kind().name(),
                 if simulate > 0.0 {
                     count_label((n as f32 / simulate) as usize)
                 } else {
@@ -498,12 +500,13 @@ fn plot_cap(p99: f32) -> f64 {
 
 fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now: f64) {
     // The legend sits above the plot, never on the data.
+    let budget = scoreboard::budget_label();
     ui.horizontal(|ui| {
         for (name, color) in [
             ("frame", FRAME_COLOR),
             ("simulate", SIMULATE_COLOR),
             ("gather+upload", GATHER_COLOR),
-            ("16.67 ms", RED),
+            (budget.as_str(), RED),
         ] {
             ui.label(RichText::new(format!("■ {name}")).color(color).small());
         }
@@ -562,7 +565,7 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
             plot.line(line("frame", &stats.frame, FRAME_COLOR));
             plot.line(line("simulate", &stats.simulate, SIMULATE_COLOR));
             plot.line(line("gather+upload", &stats.gather_upload, GATHER_COLOR));
-            plot.hline(HLine::new("16.67 ms", y(f64::from(BUDGET_MS))).color(RED));
+            plot.hline(HLine::new(scoreboard::budget_label(), y(f64::from(BUDGET_MS))).color(RED));
             plot.hline(
                 HLine::new("33.3 ms", y(2.0 * f64::from(BUDGET_MS))).color(Color32::DARK_RED),
             );
@@ -584,14 +587,15 @@ fn scoreboard_section(
     row_height: f32,
     max_rows: usize,
 ) {
-    let n = sim.driver.len();
+    let n = sim.driver.swarm().len();
     let all = scoreboard::rows(stats, n);
-    let rows = scoreboard::fastest_and(&all, sim.driver.kind(), max_rows);
+    let rows = scoreboard::fastest_and(&all, sim.driver.swarm().kind(), max_rows);
     ui.label(
         RichText::new(format!(
-            "scoreboard, {}, at {} entities · simulate p50 · ≈ what 16.67 ms allows",
+            "scoreboard, {}, at {} entities · simulate p50 · ≈ what {} allows",
             stats.board_systems.name(),
-            count_label(n)
+            count_label(n),
+            scoreboard::budget_label()
         ))
         .strong()
         .small(),
@@ -614,7 +618,7 @@ fn scoreboard_section(
             );
         }
     }
-    if sim.driver.kind().is_gpu() && sim.device_note.is_some() {
+    if sim.driver.swarm().kind().is_gpu() && sim.device_note.is_some() {
         // The gpu layout gets no bar rather than a CPU time dressed as its own; the readout
         // above says why, so one line is enough here.
         ui.label(
@@ -626,8 +630,8 @@ fn scoreboard_section(
 }
 
 fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
-    let n = sim.driver.len();
-    let memory = sim.driver.memory();
+    let n = sim.driver.swarm().len();
+    let memory = sim.driver.swarm().memory();
     let (payload, allocated) = memory.per_entity(n);
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
     ui.label(

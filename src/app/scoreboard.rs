@@ -11,12 +11,17 @@ use plotters::prelude::{
 };
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::simd::SimdTier;
-use entity_layouts::{LayoutKind, Systems};
+use entity_layouts::workload::Systems;
 
 use super::stats::FrameStats;
 
-pub const BUDGET_MS: f32 = 1000.0 / 60.0;
+pub const BUDGET_MS: f32 = entity_layouts::workload::BUDGET_MS as f32;
+/// How the budget reads on the screen: `16.67 ms`.
+pub fn budget_label() -> String {
+    format!("{BUDGET_MS:.2} ms")
+}
 
 pub const GREEN: Color32 = Color32::from_rgb(90, 210, 120);
 pub const AMBER: Color32 = Color32::from_rgb(245, 190, 60);
@@ -284,7 +289,7 @@ pub fn svg(rows: &[Row], n: usize, systems: Systems) -> String {
         // The slowest bar (or the budget) ends at 62% of the width: room for its value label.
         let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) / 0.62;
         let caption = format!(
-            "{}: simulate p50 at {} entities · 16.67 ms budget (red)",
+            "{}: simulate p50 at {} entities · {BUDGET_MS:.2} ms budget (red)",
             systems.name(),
             count_label(n)
         );

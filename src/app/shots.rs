@@ -208,7 +208,7 @@ fn write_export(dir: &Path, sim: &Sim, stats: &FrameStats) -> Result<(), String>
         std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     write("frames.csv", stats.recent_csv().into_bytes())?;
-    let n = sim.driver.len();
+    let n = sim.driver.swarm().len();
     let rows = rows(stats, n);
     write(
         "scoreboard.csv",

@@ -10,10 +10,13 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
+use entity_layouts::action::{Action, Outcome};
 use entity_layouts::catalog::capacity_limit;
-use entity_layouts::driver::{Driver, LOAD_SLICE, UntilOverResult};
+use entity_layouts::driver::{Driver, LOAD_SLICE};
+use entity_layouts::error::SimError;
 use entity_layouts::layout::DeviceTime;
-use entity_layouts::{Action, LayoutKind, Outcome, SimError};
+use entity_layouts::layout::LayoutKind;
+use entity_layouts::until_over::UntilOverResult;
 
 use super::render::{DRAW_GPU, Drawing, GatheredPoints};
 use super::stats::{FrameSplit, FrameStats, Setting};
@@ -266,7 +269,7 @@ impl Sim {
             (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
             (Action::Seek(on), Outcome::Changed) => Some(format!(
                 "systems: {}",
-                entity_layouts::Systems::with_seek(*on).name()
+                entity_layouts::workload::Systems::with_seek(*on).name()
             )),
             (Action::Threads(t), Outcome::Changed) => Some(format!("threads set to {t}")),
             (Action::Pause(p), Outcome::Changed) => {
@@ -292,16 +295,16 @@ impl Sim {
         if copied > 0 {
             clock.add(self.switch_ms, self.share_ms);
         }
-        if self.driver.switch_progress().is_some() {
+        if self.driver.swarm().switch_progress().is_some() {
             return;
         }
         let (to, clock) = (*to, *clock);
         self.switch_clock = None;
-        if self.driver.kind() == to {
+        if self.driver.swarm().kind() == to {
             let text = format!(
                 "switched to {}: {} entities carried over in {}",
                 to.label(),
-                self.driver.len(),
+                self.driver.swarm().len(),
                 clock.summary("copying"),
             );
             self.report(Ok(text));
@@ -321,10 +324,10 @@ impl Sim {
         }
         let (target, clock) = (*target, *clock);
         self.grow_clock = None;
-        if self.driver.len() == target {
+        if self.driver.swarm().len() == target {
             let text = format!(
                 "grew to {target} entities in {}: {}",
-                self.driver.kind().name(),
+                self.driver.swarm().kind().name(),
                 clock.summary("spawning"),
             );
             self.report(Ok(text));
@@ -368,15 +371,15 @@ impl Sim {
         self.load_clock = None;
         let text = format!(
             "loaded {} entities into {} in {seconds:.1} s; the timed frames begin",
-            self.driver.len(),
-            self.driver.kind().label()
+            self.driver.swarm().len(),
+            self.driver.swarm().kind().label()
         );
         self.report(Ok(text));
     }
 
     /// Still copying entities into the layout being switched to.
     pub fn switching(&self) -> bool {
-        self.driver.switch_progress().is_some()
+        self.driver.swarm().switch_progress().is_some()
     }
 }
 
@@ -468,10 +471,10 @@ fn record_frame(
         .get(&FrameTimeDiagnosticsPlugin::FRAME_TIME)
         .and_then(|d| d.measurement())
         .map_or(0.0, |m| m.value as f32);
-    if sim.scoreboard_stale || sim.driver.len() != sim.scoreboard_count {
+    if sim.scoreboard_stale || sim.driver.swarm().len() != sim.scoreboard_count {
         stats.clear_boards();
         sim.scoreboard_stale = false;
-        sim.scoreboard_count = sim.driver.len();
+        sim.scoreboard_count = sim.driver.swarm().len();
     }
     // The panel's draw readout starts over with a new renderer, as the scoreboard does with a
     // new count.
@@ -503,10 +506,10 @@ fn record_frame(
         && drawing.settled()
         && frame_ms > 0.0;
     let setting = Setting {
-        kind: sim.driver.kind(),
+        kind: sim.driver.swarm().kind(),
         threads: sim.driver.threads(),
-        simd: sim.driver.simd_in_use(),
-        count: sim.driver.len(),
+        simd: sim.driver.swarm().simd_in_use(),
+        count: sim.driver.swarm().len(),
         renderer: drawing.in_use,
         systems: sim.driver.systems(),
     };

@@ -5,10 +5,11 @@ use std::collections::{HashMap, VecDeque};
 
 use bevy::prelude::Resource;
 
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::threads::Threads;
-use entity_layouts::{LayoutKind, Systems};
+use entity_layouts::workload::Systems;
 
 /// The last `CAPACITY` samples of one quantity, in ms, with the time they were taken.
 #[derive(Clone, Debug, Default)]

@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
+use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
+use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
-use entity_layouts::{Action, LayoutKind};
 
 use bevy::render::render_resource::Extent3d;
 use entity_layouts::values::WindowSize;
@@ -206,7 +207,7 @@ fn run_script(mut talk: ResMut<Talk>, sim: Res<Sim>, mut requests: MessageWriter
 /// What a caption's placeholders stand for now: the count and layout, and the simulate p50 of
 /// the search that just ended at this count, else of the scoreboard's frames at it.
 fn say_values(sim: &Sim, stats: &FrameStats) -> SayValues {
-    let (kind, len) = (sim.driver.kind(), sim.driver.len());
+    let (kind, len) = (sim.driver.swarm().kind(), sim.driver.swarm().len());
     let simulate_ms = match &sim.last_search {
         Some(found) if found.layout == kind && found.count == len => found.simulate_ms,
         _ => stats

@@ -8,13 +8,13 @@
 //! `map_async`, then a wait for that one copy, a bounded chunk at a time.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use super::context::GpuContext;
 use super::kernels::{ARGS_BYTES, DispatchArgs};
+use super::readback::{F32, Read, read_buffer, stage};
 use super::slots::SlotMap;
+use super::timer::Timer;
 use crate::layout::{
     Capabilities, CapabilitiesMut, DeviceTime, Layout, LayoutKind, OnDevice, Released, ReserveError,
 };
@@ -23,7 +23,6 @@ use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink, SinkPart, pack_point, sink_chunks};
 
 const FIELDS: usize = 8;
-const F32: u64 = 4;
 /// Entities read back per staging buffer: 32 MiB of fields.
 const READ_CHUNK: usize = 1 << 20;
 /// Read-backs kept at once (a prefetched switch chunk and a churn's, with room to spare).
@@ -610,240 +609,11 @@ impl GpuLayout {
     }
 }
 
-/// `words` u32s of `buffer` (slots `range`), copied to a staging buffer, mapped and read.
-fn read_buffer(ctx: &GpuContext, buffer: &wgpu::Buffer, range: Range<usize>) -> Vec<u32> {
-    if range.is_empty() {
-        return Vec::new();
-    }
-    let (staging, mapped) = stage(ctx, std::iter::once(buffer), range);
-    wait_mapped(ctx, &mapped);
-    let words = bytemuck::cast_slice(&staging.get_mapped_range(..)).to_vec();
-    staging.unmap();
-    words
-}
-
-/// Copies slots `slots` of each of `columns`, one after another, into a new staging buffer, and
-/// asks for it to be mapped for reading; waits for nothing.
-fn stage<'a>(
-    ctx: &GpuContext,
-    columns: impl ExactSizeIterator<Item = &'a wgpu::Buffer>,
-    slots: Range<usize>,
-) -> (wgpu::Buffer, Arc<AtomicU8>) {
-    let column_bytes = slots.len() as u64 * F32;
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("read back"),
-        size: column_bytes * columns.len() as u64,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("read back"),
-        });
-    for (k, column) in columns.enumerate() {
-        encoder.copy_buffer_to_buffer(
-            column,
-            slots.start as u64 * F32,
-            &staging,
-            k as u64 * column_bytes,
-            column_bytes,
-        );
-    }
-    ctx.queue.submit([encoder.finish()]);
-    let mapped = map_async(&staging);
-    (staging, mapped)
-}
-
-const PENDING: u8 = 0;
-const MAPPED: u8 = 1;
-const FAILED: u8 = 2;
-
-/// Asks for `staging` to be mapped for reading; the state turns `MAPPED` (or `FAILED`) when the
-/// copies before it have landed and a poll has run the callback.
-fn map_async(staging: &wgpu::Buffer) -> Arc<AtomicU8> {
-    let state = Arc::new(AtomicU8::new(PENDING));
-    let done = state.clone();
-    staging.map_async(wgpu::MapMode::Read, .., move |result| {
-        done.store(
-            if result.is_ok() { MAPPED } else { FAILED },
-            Ordering::Release,
-        );
-    });
-    state
-}
-
-/// Waits until a `map_async` is done.
-fn wait_mapped(ctx: &GpuContext, state: &AtomicU8) {
-    // Another thread polling the same device (the app's render thread, or a parallel test) may
-    // be the one that runs the callback, a moment after our own wait returns: wait for the
-    // callback itself, not only for the device.
-    loop {
-        match state.load(Ordering::Acquire) {
-            MAPPED => return,
-            // Only a lost device fails a map; nothing downstream can continue without the data.
-            FAILED => panic!("the GPU device was lost while reading the gpu layout back"),
-            _ => {}
-        }
-        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
-        std::thread::yield_now();
-    }
-}
-
-/// A read-back of a range of slots: started (copied and being mapped), then finished (decoded).
-struct Read {
-    slots: Range<usize>,
-    staging: Option<(wgpu::Buffer, Arc<AtomicU8>)>,
-    states: Vec<EntityState<f32>>,
-}
-
-impl Read {
-    fn covers(&self, slot: usize) -> bool {
-        self.slots.contains(&slot)
-    }
-
-    /// Waits for the mapping if it has not landed yet, and decodes the fields.
-    fn finish(&mut self, ctx: &GpuContext) {
-        let Some((staging, state)) = self.staging.take() else {
-            return;
-        };
-        wait_mapped(ctx, &state);
-        let n = self.slots.len();
-        let mut states = vec![EntityState::default(); n];
-        {
-            let bytes = staging.get_mapped_range(..);
-            let values: &[f32] = bytemuck::cast_slice(&bytes);
-            for (f, column) in values.chunks_exact(n).enumerate() {
-                for (state, &v) in states.iter_mut().zip(column) {
-                    match f {
-                        0 => state.x = v,
-                        1 => state.y = v,
-                        2 => state.vx = v,
-                        3 => state.vy = v,
-                        4 => state.hp = v,
-                        5 => state.energy = v,
-                        6 => state.regen = v,
-                        _ => state.armor = v,
-                    }
-                }
-            }
-        }
-        staging.unmap();
-        self.states = states;
-    }
-
-    fn get(&self, slot: usize) -> Option<&EntityState<f32>> {
-        self.states.get(slot.checked_sub(self.slots.start)?)
-    }
-}
-
-/// The simulate time on the device: timestamps around the move and regen passes, resolved each
-/// frame into one of a few small buffers and read back when the device is done with it (a frame
-/// or two later), never waited for.
-struct Timer {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    slots: Vec<TimerSlot>,
-    period_ns: f64,
-    last: Mutex<Option<Duration>>,
-}
-
-struct TimerSlot {
-    buffer: wgpu::Buffer,
-    /// 0: free, 1: copy submitted and mapping, 2: mapped, to be read.
-    state: Arc<AtomicU8>,
-}
-
-const QUERIES: u32 = 4;
-const TIMER_SLOTS: usize = 3;
-
-impl Timer {
-    fn new(ctx: &GpuContext) -> Self {
-        let bytes = u64::from(QUERIES) * 8;
-        let buffer = |label: &str, usage| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Self {
-            queries: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("simulate time"),
-                ty: wgpu::QueryType::Timestamp,
-                count: QUERIES,
-            }),
-            resolve: buffer(
-                "timestamps",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            slots: (0..TIMER_SLOTS)
-                .map(|_| TimerSlot {
-                    buffer: buffer(
-                        "timestamps read back",
-                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    ),
-                    state: Default::default(),
-                })
-                .collect(),
-            period_ns: f64::from(ctx.queue.get_timestamp_period()),
-            last: Mutex::new(None),
-        }
-    }
-
-    /// Reads what finished mapping, then resolves this frame's queries into a free slot (none
-    /// free: this frame goes unmeasured). Returns the slot to start mapping after the submit.
-    fn resolve(&self, encoder: &mut wgpu::CommandEncoder) -> Option<usize> {
-        for slot in &self.slots {
-            if slot.state.load(Ordering::Acquire) == 2 {
-                let ticks: Vec<u64> =
-                    bytemuck::cast_slice(&slot.buffer.get_mapped_range(..)).to_vec();
-                slot.buffer.unmap();
-                slot.state.store(0, Ordering::Release);
-                let span = |a: u64, b: u64| b.saturating_sub(a) as f64;
-                let ns = (span(ticks[0], ticks[1]) + span(ticks[2], ticks[3])) * self.period_ns;
-                *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(Duration::from_nanos(ns as u64));
-            }
-        }
-        let free = self
-            .slots
-            .iter()
-            .position(|s| s.state.load(Ordering::Acquire) == 0)?;
-        encoder.resolve_query_set(&self.queries, 0..QUERIES, &self.resolve, 0);
-        encoder.copy_buffer_to_buffer(
-            &self.resolve,
-            0,
-            &self.slots[free].buffer,
-            0,
-            u64::from(QUERIES) * 8,
-        );
-        Some(free)
-    }
-
-    fn start_read(&self, index: usize) {
-        let slot = &self.slots[index];
-        slot.state.store(1, Ordering::Release);
-        let state = slot.state.clone();
-        slot.buffer
-            .map_async(wgpu::MapMode::Read, .., move |result| {
-                state.store(if result.is_ok() { 2 } else { 0 }, Ordering::Release);
-            });
-    }
-
-    fn last(&self) -> DeviceTime {
-        match *self.last.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(d) => DeviceTime::Measured(d),
-            None => DeviceTime::Waiting,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::workload::spawn_range;
+    use std::time::Duration;
 
     /// The timer's path (queries around both passes, resolved into a ring of mapped buffers,
     /// read a frame or two later), run where the device has timestamp queries, even on a

@@ -5,12 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn skip_or_fail(reason: &str) {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("this test cannot run under CI: {reason}");
-    }
-    eprintln!("skipping this test: {reason}");
-}
+pub use crate::support::skip_or_fail;
 
 pub fn have(program: &str) -> bool {
     Command::new("sh")

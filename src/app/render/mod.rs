@@ -87,11 +87,11 @@ impl GatheredPoints {
         device: &RenderDevice,
         queue: &RenderQueue,
     ) -> f32 {
-        if let Some(GpuPoints { buffer, len }) = driver.gpu_points() {
+        if let Some(GpuPoints { buffer, len }) = driver.swarm().gpu_points() {
             self.draw = Some((Buffer::from(buffer), len));
             return 0.0;
         }
-        let n = driver.len();
+        let n = driver.swarm().len();
         // A quarter, as the layouts' `shrink_if_sparse`: a count that wobbles does not remake it.
         let sparse = self.capacity > 4 * n.max(1024);
         if n > self.capacity || self.buffer.is_none() || sparse {

@@ -55,7 +55,7 @@ impl Experiment for Grow {
         let request_ms = ms_since(t);
         let mut spawn = Vec::new();
         let mut frames = Vec::new();
-        while driver.len() < n {
+        while driver.swarm().len() < n {
             let t = Instant::now();
             let report = driver.frame_step();
             if let Some(e) = report.error {

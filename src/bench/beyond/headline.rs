@@ -25,7 +25,7 @@ use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
-use crate::workload::SEED;
+use crate::workload::{BUDGET_MS, SEED};
 
 pub struct Headline;
 
@@ -36,7 +36,6 @@ const REPS: usize = 5;
 const RATIO_N: usize = 1_000_000;
 /// The count SoA is timed at to show it never breaks the budget.
 const BIG_N: usize = 10_000_000;
-const BUDGET_MS: f64 = 1000.0 / 60.0;
 /// Where the instructions are counted (cachegrind): in cache, so the count is the work alone.
 const COUNTED_N: usize = 10_000;
 const COUNTED: &str = "instructions";

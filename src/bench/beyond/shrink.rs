@@ -26,7 +26,7 @@ fn settle(driver: &mut Driver) -> Result<(), BenchError> {
     for _ in 0..3 {
         driver.frame_step();
     }
-    while driver.growing() || driver.switch_progress().is_some() {
+    while driver.growing() || driver.swarm().switch_progress().is_some() {
         if let Some(e) = driver.frame_step().error {
             return Err(e.into());
         }
@@ -72,7 +72,7 @@ impl Experiment for Shrink {
         driver.apply(&Action::Count(SMALL))?;
         settle(&mut driver)?;
         let resident = resident_bytes().unwrap_or(0) as f64 / (1 << 20) as f64;
-        let (_, allocated) = driver.memory().per_entity(driver.len());
+        let (_, allocated) = driver.swarm().memory().per_entity(driver.swarm().len());
         let rec = Record::new(NAME, kind.name(), "f32", SMALL).param(how);
         Ok(vec![
             rec.clone()

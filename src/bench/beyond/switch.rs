@@ -140,7 +140,7 @@ impl Experiment for Switch {
         paced.apply(&Action::Layout(to))?;
         let begin_ms = ms(t.elapsed());
         let mut copies = Vec::new();
-        while paced.switch_progress().is_some() {
+        while paced.swarm().switch_progress().is_some() {
             copies.push(ms(paced.frame_step().switch));
         }
         let done_ms = ms(t.elapsed());

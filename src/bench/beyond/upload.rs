@@ -64,7 +64,7 @@ impl Experiment for Upload {
         let kind = layout.parse::<LayoutKind>()?;
         let n: usize = Cell::new(NAME, n).value("n=", "")?;
         let ctx = crate::gpu::context::shared().map_err(|reason| {
-            BenchError::from(crate::SimError::LayoutUnavailable {
+            BenchError::from(crate::error::SimError::LayoutUnavailable {
                 layout: "gpu".into(),
                 reason,
             })

@@ -10,7 +10,7 @@ use crate::bench::report::machine::Machine;
 use crate::bench::report::record::Record;
 use crate::workload::EntityState;
 
-const BUDGET_MS: f64 = 1000.0 / 60.0;
+use crate::workload::BUDGET_MS;
 
 /// A vertical mark: its label and x.
 type Mark = (String, f64);
@@ -367,7 +367,7 @@ where
         let red = RED.stroke_width(1);
         chart
             .draw_series(LineSeries::new(vec![(x0, b), (x1, b)], red))?
-            .label("16.67 ms budget (60 fps)")
+            .label(format!("{BUDGET_MS:.2} ms budget (60 fps)"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red));
     }
     chart

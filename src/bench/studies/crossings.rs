@@ -13,11 +13,11 @@ use crate::bench::studies::figures as studies;
 use crate::bench::studies::layouts::{self, default_counts};
 use crate::layout::LayoutKind;
 use crate::threads::Threads;
+use crate::workload::BUDGET_MS;
 
 pub struct Crossings;
 
 const NAME: &str = "crossings";
-const BUDGET_MS: f64 = 1000.0 / 60.0;
 
 /// The sweep's bracket `(last n below, first n at or above)` for `f(n) >= 0`, if it crosses.
 fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, usize)> {
@@ -152,7 +152,7 @@ impl Experiment for Crossings {
                 .scalar("f64")
                 .find(mine);
             rows.push(vec![
-                format!("`{kind}` breaks 16.67 ms"),
+                format!("`{kind}` breaks {BUDGET_MS:.2} ms"),
                 found.map_or(not_found("budget"), |r| {
                     format!("{} ({})", fmt_count(r.p50 as u64), r.param)
                 }),

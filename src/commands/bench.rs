@@ -1,0 +1,174 @@
+//! `bench`: the studies' experiments and what they left out, headless, each cell in a fresh
+//! process, with the machine line and the studies' figures beside ours; `--out DIR` writes the
+//! report and keeps each cell as it ends, `--resume DIR` finishes a run that was stopped.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::{FAILED, INTERRUPTED, TERMINATED, USAGE};
+use crate::bench::{self, BenchConfig, BenchError};
+use crate::values::BenchCount;
+
+pub fn run(args: BenchArgs) -> ExitCode {
+    match run_bench(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!(
+                "{}{e}",
+                if matches!(e, BenchError::Interrupted { .. }) {
+                    ""
+                } else {
+                    "error: "
+                }
+            );
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+/// A request the bench cannot run as asked is a usage error; one that started and failed is a
+/// failure; Ctrl-C keeps what was finished.
+fn exit_code(e: &BenchError) -> u8 {
+    match e {
+        BenchError::UnknownExperiment { .. }
+        | BenchError::BadCell { .. }
+        | BenchError::Value(_)
+        | BenchError::Sim(_) => USAGE,
+        BenchError::Unwritable { .. } | BenchError::Worker { .. } => FAILED,
+        BenchError::Interrupted { .. } => INTERRUPTED,
+    }
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// A CI-sized run of every experiment: smaller counts, fewer samples.
+    #[arg(long)]
+    quick: bool,
+    /// Only these experiments (comma-separated; `--list` names them).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// List the experiments, what each measures and how many cells it runs, and exit.
+    #[arg(long)]
+    list: bool,
+    /// Write results.md, results.csv, results.json and SVG plots into this folder, and keep each
+    /// cell there as it ends (run.json, cells.jsonl), so that an interrupted run can resume.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Finish a run that `--out DIR` started and that was interrupted (Ctrl-C, a crash, a failed
+    /// cell): runs only the cells it lacks, with the options it was started with.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "replot"])]
+    resume: Option<PathBuf>,
+    /// Run every cell in this process instead of one child process per cell.
+    #[arg(long)]
+    in_process: bool,
+    /// Entity counts for the layouts sweep, e.g. 1000,100000,1e6.
+    #[arg(long, value_delimiter = ',')]
+    counts: Option<Vec<BenchCount>>,
+    /// Redraw the SVG plots of an earlier run from its results.json (written beside it).
+    #[arg(long, value_name = "RESULTS_JSON")]
+    replot: Option<PathBuf>,
+    /// Internal: run one cell of one experiment and print its records as JSON.
+    #[arg(long, hide = true)]
+    worker: Option<String>,
+    #[arg(long, hide = true, requires = "worker")]
+    cell: Option<String>,
+}
+
+fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
+    use bench::report::journal::{Interrupted, Journal, Plan};
+
+    let mut cfg = BenchConfig::new(args.quick);
+    cfg.in_process = args.in_process;
+    cfg.counts = args
+        .counts
+        .map(|counts| counts.into_iter().map(|c| c.0).collect());
+    if args.list {
+        print!("{}", bench::list());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(json) = &args.replot {
+        let files = bench::replot(json)?;
+        eprintln!("wrote {}", files.join(", "));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(experiment) = &args.worker {
+        let cell = args.cell.as_deref().unwrap_or("");
+        println!("{}", bench::worker(&cfg, experiment, cell)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (selected, command, out, keep) = match &args.resume {
+        Some(dir) => {
+            let resumed = Interrupted::read(dir)?;
+            cfg = resumed.plan.config();
+            let selected = bench::select(&resumed.plan.experiments)?;
+            let keep = bench::Keep {
+                journal: Some(Journal::append(dir)?),
+                resumed: Some(resumed),
+            };
+            let command = keep.resumed.as_ref().unwrap().plan.command.clone();
+            (selected, command, Some(dir.clone()), keep)
+        }
+        None => {
+            let selected = bench::select(&args.only)?;
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let mut keep = bench::Keep::default();
+            if let Some(dir) = &args.out {
+                bench::prepare_out_dir(dir)?;
+                let plan = Plan {
+                    command: command.clone(),
+                    quick: cfg.quick,
+                    in_process: cfg.in_process,
+                    counts: cfg.counts.clone(),
+                    experiments: selected.iter().map(|e| e.name().to_string()).collect(),
+                };
+                keep.journal = Some(Journal::create(dir, &plan)?);
+            }
+            (selected, command, args.out.clone(), keep)
+        }
+    };
+    let stop = interrupt_flag();
+    let report = bench::run(&cfg, &selected, command, keep, &stop)?;
+    println!("{}", report.markdown);
+    if let Some(dir) = &out {
+        let files = bench::write_report(dir, &report)?;
+        eprintln!("wrote {} into {}", files.join(", "), dir.display());
+    }
+    if report.failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let names: Vec<String> = report
+        .failed
+        .iter()
+        .map(|f| format!("{} {}", f.experiment, f.cell))
+        .collect();
+    eprintln!(
+        "error: {} cell(s) failed: {}; {}",
+        names.len(),
+        names.join(", "),
+        match &out {
+            Some(dir) => format!(
+                "the others are written; run them again with: entity-layouts bench --resume {}",
+                dir.display()
+            ),
+            None => "the others are in the report above".to_string(),
+        }
+    );
+    Ok(ExitCode::from(FAILED))
+}
+
+/// Set by Ctrl-C or SIGTERM: the bench ends the cell running and says how to resume. A second
+/// Ctrl-C ends the program at once (an in-process cell cannot be stopped half way).
+fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for (signal, code) in [(SIGINT, INTERRUPTED), (SIGTERM, TERMINATED)] {
+        if let Err(e) = crate::signals::raise_flag_on(signal, code.into(), &stop) {
+            eprintln!(
+                "warning: cannot handle signal {signal}: {e}; it will end the run without saying how to resume"
+            );
+        }
+    }
+    stop
+}

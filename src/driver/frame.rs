@@ -1,0 +1,273 @@
+//! THE frame: grow toward the requested count by a frame's share, churn, carry a pending layout
+//! switch on by a frame's share, then the systems (seek when it is on, move, regen), each timed;
+//! and, before the first frame, loading the start-up count. Everything that steps frames (the
+//! app, `script::replay`, `verify`, `soak`, the bench's switch and grow experiments) calls
+//! [`Driver::frame_step`], so "as the app does it" is literally true.
+
+use std::time::{Duration, Instant};
+
+use super::Driver;
+use crate::catalog::AllLayouts;
+use crate::error::SimError;
+use crate::layout::DeviceTime;
+use crate::pace::Pace;
+use crate::until_over::{Step, UntilOverResult};
+
+/// What one frame did and how long each part took.
+#[derive(Debug, Default)]
+pub struct FrameReport {
+    pub grow: Duration,
+    pub churn: Duration,
+    pub switch: Duration,
+    /// The systems together (seek + move + regen), and each alone.
+    pub simulate: Duration,
+    pub seek: Duration,
+    pub moving: Duration,
+    pub regen: Duration,
+    /// The simulate time measured on the device, for the gpu layout (whose `simulate` above is
+    /// only the time to dispatch).
+    pub device: Option<DeviceTime>,
+    /// Entities spawned toward the requested count.
+    pub spawned: usize,
+    /// Entities copied into the layout being switched to.
+    pub copied: usize,
+    /// A grow or churn this frame refused (memory): growing stops at the count reached, churn is
+    /// turned off, and the rest of the frame runs as usual.
+    pub error: Option<SimError>,
+}
+
+impl<S: AllLayouts> Driver<S> {
+    /// The share of a frame growing and switching may take now ([`Pace::FrameShare`]).
+    pub fn frame_share(&self) -> Duration {
+        self.clock.share()
+    }
+
+    /// Fills the population asked for before the first timed frame, with [`Self::load_step`]
+    /// instead of frames: `--count 10000000` opens at 10M. No frame runs while loading, so the
+    /// entities are the same whatever the slices (each one's state is a pure function of the
+    /// seed and its id), and a replay that loads at once ends where the app does.
+    pub fn begin_loading(&mut self) {
+        self.loading = self.growing();
+    }
+
+    /// Still filling the start-up population.
+    pub fn loading(&self) -> bool {
+        self.loading && self.growing()
+    }
+
+    /// Spawns toward the count for about `slice`, simulating nothing; returns how many were
+    /// spawned. Loading ends when the count is reached, or when memory refuses more (the count
+    /// then stops where it got to, as growing does, and the error says why).
+    pub fn load_step(&mut self, slice: Duration) -> Result<usize, SimError> {
+        if !self.loading() {
+            self.loading = false;
+            return Ok(0);
+        }
+        let (swarm, target) = (&mut self.swarm, self.target);
+        let deadline = Instant::now() + slice;
+        let spawned = self
+            .load_pacer
+            .run(Pace::Budget(slice), deadline, |batch| {
+                let n = batch.min(target.saturating_sub(swarm.len()));
+                if n > 0 {
+                    swarm.grow(n)?;
+                }
+                Ok(n)
+            })
+            .inspect_err(|_| self.target = self.swarm.len());
+        if !self.growing() {
+            self.loading = false;
+        }
+        spawned
+    }
+
+    /// Loads everything at once (`replay`, the tests).
+    pub fn load_all(&mut self) -> Result<(), SimError> {
+        self.begin_loading();
+        while self.loading() {
+            self.load_step(Duration::from_secs(3600))?;
+        }
+        Ok(())
+    }
+
+    /// Copies this frame's share of a pending switch; returns how many entities were copied.
+    fn switch_step(&mut self, frame_start: Instant) -> usize {
+        let Some(progress) = self.swarm.switch_progress() else {
+            return 0;
+        };
+        let pair = (self.swarm.kind(), progress.to);
+        if self.switch_paced != Some(pair) {
+            self.switch_pacer.reset();
+            self.switch_paced = Some(pair);
+        }
+        let deadline = frame_start + self.budget(self.switch_pace);
+        let swarm = &mut self.swarm;
+        // The copy is the storage that grows: it holds the entities copied so far.
+        let copied =
+            self.switch_pacer
+                .run_growing(self.switch_pace, deadline, progress.copied, |batch| {
+                    Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
+                });
+        copied.unwrap_or_else(|never| match never {})
+    }
+
+    /// Spawns this frame's share toward the target; returns how many were spawned.
+    fn grow_step(&mut self, frame_start: Instant) -> Result<usize, SimError> {
+        if self.swarm.len() >= self.target {
+            return Ok(0);
+        }
+        if self.grow_paced != Some(self.swarm.kind()) {
+            self.grow_pacer.reset();
+            self.grow_paced = Some(self.swarm.kind());
+        }
+        let deadline = frame_start + self.budget(self.grow_pace);
+        let (swarm, target) = (&mut self.swarm, self.target);
+        let len = swarm.len();
+        self.grow_pacer
+            .run_growing(self.grow_pace, deadline, len, |batch| {
+                let n = batch.min(target.saturating_sub(swarm.len()));
+                if n > 0 {
+                    swarm.grow(n)?;
+                }
+                Ok(n)
+            })
+    }
+
+    /// The time a pace allows a frame: growing and switching share one budget, counted from the
+    /// frame's start (the switch gets what growing left, and at least one batch).
+    fn budget(&self, pace: Pace) -> Duration {
+        match pace {
+            Pace::FrameShare => self.clock.share(),
+            Pace::Budget(budget) => budget,
+            Pace::Entities(_) => Duration::ZERO,
+        }
+    }
+
+    /// How many entities the next switch step is expected to copy (what a gpu layout fetches
+    /// ahead).
+    fn expected_switch_batch(&self) -> usize {
+        match self.switch_pace {
+            Pace::Entities(n) => n,
+            pace => self.switch_pacer.estimate(self.budget(pace)),
+        }
+    }
+
+    /// Churn for this frame (nothing while paused).
+    fn churn_step(&mut self) -> Result<(), SimError> {
+        if !self.paused && self.churn > 0 {
+            self.swarm.churn(self.churn)?;
+        }
+        Ok(())
+    }
+
+    /// The systems for this frame (nothing while paused), each timed; counts the frame either
+    /// way. Then the next switch chunk's read starts, to overlap the rest of the frame.
+    fn simulate_step(&mut self, report: &mut FrameReport) {
+        if !self.paused {
+            let (dt, threads) = (self.dt, self.threads);
+            if self.systems.seeks() {
+                let t = Instant::now();
+                self.swarm.step_seek(dt, threads);
+                report.seek = t.elapsed();
+            }
+            let t = Instant::now();
+            self.swarm.step_move(dt, threads);
+            report.moving = t.elapsed();
+            let t = Instant::now();
+            self.swarm.step_regen(dt, threads);
+            report.regen = t.elapsed();
+        }
+        self.swarm.prefetch_switch(self.expected_switch_batch());
+        self.frame += 1;
+    }
+
+    /// THE frame: grow, churn, switch, simulate, each timed. Everything that steps frames (the
+    /// app, `script::replay`, `verify`, `soak`, the bench's switch and grow experiments) calls
+    /// this. A refused grow (memory ran out part way) keeps what was spawned and stops growing
+    /// there; a refused churn turns churn off.
+    pub fn frame_step(&mut self) -> FrameReport {
+        let mut report = FrameReport::default();
+        let frame_start = Instant::now();
+        self.clock.frame_started(frame_start);
+        let t = frame_start;
+        match self.grow_step(frame_start) {
+            Ok(spawned) => report.spawned = spawned,
+            Err(e) => {
+                self.target = self.swarm.len();
+                report.error = Some(e);
+            }
+        }
+        report.grow = t.elapsed();
+        let t = Instant::now();
+        if let Err(e) = self.churn_step() {
+            self.churn = 0;
+            report.error = Some(e);
+        }
+        report.churn = t.elapsed();
+        let t = Instant::now();
+        report.copied = self.switch_step(frame_start);
+        report.switch = t.elapsed();
+        self.clock.copied(report.grow + report.switch);
+        let t = Instant::now();
+        self.simulate_step(&mut report);
+        report.simulate = t.elapsed();
+        report.device = self.swarm.device_time();
+        self.until_over_step(&report);
+        report
+    }
+
+    /// Whether a `count until-over` search is under way, or its population still growing back
+    /// to the count it found (a script holds its next lines until both are done).
+    pub fn searching(&self) -> bool {
+        self.searches.busy(self.growing())
+    }
+
+    /// The count a search under way is measuring, and its line.
+    pub fn search_probe(&self) -> Option<(usize, f64)> {
+        self.searches.probe()
+    }
+
+    /// How the last search ended, once (the app prints it).
+    pub fn take_until_over_result(&mut self) -> Option<UntilOverResult> {
+        self.searches.take_result()
+    }
+
+    /// Feeds a steady frame's simulate time to a search under way, and carries out what it asks.
+    fn until_over_step(&mut self, report: &FrameReport) {
+        let steady = !self.growing()
+            && self.swarm.switch_progress().is_none()
+            && report.spawned == 0
+            && report.copied == 0
+            && report.error.is_none();
+        let simulate = match report.device {
+            Some(DeviceTime::Measured(d)) => Some(d),
+            Some(_) => None,
+            None => Some(report.simulate),
+        };
+        let (true, Some(simulate)) = (steady && self.searches.running(), simulate) else {
+            return;
+        };
+        let simulate_ms = simulate.as_secs_f64() * 1e3;
+        let kind = self.swarm.kind();
+        match self.searches.observe(simulate_ms) {
+            None | Some(Step::Measure) => {}
+            Some(Step::Probe(n)) => {
+                // Memory (or a device limit) may say no before the line does.
+                if self.set_count(n).is_err() {
+                    self.searches
+                        .end(kind, self.swarm.len(), simulate_ms, false);
+                }
+            }
+            Some(Step::Crossed { count, simulate_ms }) => {
+                // The last probe may have been under the line: go back to the first over it.
+                if self.set_count(count).is_err() {
+                    self.target = self.swarm.len();
+                }
+                self.searches.end(kind, count, simulate_ms, true);
+            }
+            Some(Step::Ceiling { count, simulate_ms }) => {
+                self.searches.end(kind, count, simulate_ms, false);
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! What a person asks of the driver ([`Action`]s from a script line, a key or a panel widget,
+//! through one dispatcher): a count, a layout, churn, seek, threads, SIMD, pause, a search. A
+//! refused request changes nothing and says why; a request that replaces or cancels a pending
+//! switch says what it replaced.
+
+use super::{Driver, Eta};
+use crate::action::{Action, Outcome};
+use crate::catalog::AllLayouts;
+use crate::error::SimError;
+use crate::layout::LayoutKind;
+use crate::swarm::MAX_CHURN;
+use crate::workload::Systems;
+
+impl<S: AllLayouts> Driver<S> {
+    /// Carries out an action that changes the simulation; the others are
+    /// [`Outcome::NotForDriver`]. A refused action changes nothing and says why.
+    pub fn apply(&mut self, action: &Action) -> Result<Outcome, SimError> {
+        let changed = |was_different: bool| {
+            if was_different {
+                Outcome::Changed
+            } else {
+                Outcome::Unchanged
+            }
+        };
+        // A person who picks a count or a layout, or pauses, takes over from a search.
+        if matches!(
+            action,
+            Action::Count(_) | Action::Layout(_) | Action::Pause(true)
+        ) {
+            self.searches.give_way();
+        }
+        match *action {
+            Action::Layout(kind) => self.set_layout(kind),
+            Action::CountUntilOver(line_ms) => {
+                let ceiling = self.max_entities(self.requested_layout());
+                let mut searches = self.searches.clone();
+                let probe = searches.start(line_ms, self.swarm.len(), ceiling)?;
+                self.set_count(probe)?;
+                self.searches = searches;
+                Ok(Outcome::Changed)
+            }
+            Action::Count(n) => {
+                let different = n != self.target;
+                self.set_count(n)?;
+                Ok(changed(different))
+            }
+            Action::Churn(n) => {
+                let different = n != self.churn;
+                self.set_churn(n)?;
+                Ok(changed(different))
+            }
+            Action::Seek(on) => {
+                if on && let Some(reason) = self.requested_layout().seek_unavailable() {
+                    return Err(SimError::SeekUnavailable {
+                        layout: self.requested_layout().name().into(),
+                        reason: reason.into(),
+                    });
+                }
+                let systems = Systems::with_seek(on);
+                let different = systems != self.systems;
+                self.systems = systems;
+                Ok(changed(different))
+            }
+            Action::Threads(threads) => {
+                let different = threads != self.threads;
+                self.threads = threads;
+                Ok(changed(different))
+            }
+            Action::Simd(choice) => {
+                let different = choice != self.simd;
+                self.simd = choice;
+                self.swarm.set_simd(choice.tier());
+                Ok(changed(different))
+            }
+            Action::Pause(paused) => {
+                let different = paused != self.paused;
+                self.paused = paused;
+                Ok(changed(different))
+            }
+            Action::Wait(_)
+            | Action::Screenshot(_)
+            | Action::Say(_)
+            | Action::ShowPanel(_)
+            | Action::ShowMemory(_)
+            | Action::Renderer(_)
+            | Action::Resize(_)
+            | Action::Export
+            | Action::Record(_)
+            | Action::Exit => Ok(Outcome::NotForDriver),
+        }
+    }
+
+    /// Asks for `n` entities: shrinking happens now, growing over the next frames. Refused, with
+    /// the population untouched, when `n` is over the maximum or over what memory allows.
+    pub(super) fn set_count(&mut self, n: usize) -> Result<(), SimError> {
+        // Both while a switch is pending: the current layout holds the population until it lands.
+        self.check_layout_max(self.swarm.kind(), n)?;
+        self.check_layout_max(self.requested_layout(), n)?;
+        self.swarm.check_fits(self.swarm.kind(), n)?;
+        let len = self.swarm.len();
+        if n < len {
+            self.swarm.resize(n)?;
+        } else {
+            // Room for the whole target now, so the frames that grow toward it never reallocate.
+            self.swarm.reserve(n - len)?;
+        }
+        if n > len && (self.grow_eta.is_none() || !self.growing()) {
+            self.grow_eta = Some(Eta::new(len));
+        }
+        self.target = n;
+        Ok(())
+    }
+
+    fn set_churn(&mut self, per_frame: usize) -> Result<(), SimError> {
+        if per_frame > MAX_CHURN {
+            return Err(SimError::BadChurn {
+                value: per_frame,
+                max: MAX_CHURN,
+            });
+        }
+        if per_frame < self.churn {
+            // Heavy churn's working memory (and the heap it scattered) is no longer needed.
+            self.swarm.release_memory();
+        }
+        self.churn = per_frame;
+        Ok(())
+    }
+
+    /// Starts moving every entity into `kind`, carried out over the next frames while the swarm
+    /// keeps moving in its current layout; asking for the current layout cancels a pending switch.
+    fn set_layout(&mut self, kind: LayoutKind) -> Result<Outcome, SimError> {
+        if kind == self.requested_layout() {
+            return Ok(Outcome::Unchanged);
+        }
+        if self.systems.seeks()
+            && let Some(reason) = kind.seek_unavailable()
+        {
+            return Err(SimError::SeekUnavailable {
+                layout: kind.name().into(),
+                reason: format!("{reason} (turn seek off to switch to it)"),
+            });
+        }
+        self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
+        let current = self.swarm.kind();
+        let pending = self.swarm.switch_progress();
+        self.swarm.begin_switch(kind)?;
+        let outcome = match pending {
+            _ if kind == current => Outcome::SwitchCancelled {
+                staying: kind,
+                cancelled: pending.map(|p| (p.to, p.copied)),
+            },
+            _ if self.swarm.kind() == kind => Outcome::Switched { to: kind },
+            // What a third layout replaces is said, never dropped in silence: its copy is of no
+            // use to the new one (another storage), so it is freed in the background.
+            Some(p) => Outcome::SwitchReplaced {
+                replaced: p.to,
+                copied: p.copied,
+                to: kind,
+                entities: self.swarm.len(),
+            },
+            None => Outcome::SwitchStarted {
+                to: kind,
+                entities: self.swarm.len(),
+            },
+        };
+        self.switch_eta = self.swarm.switch_progress().map(|p| (p.to, Eta::new(0)));
+        Ok(outcome)
+    }
+
+    /// Refuses `n` entities in `kind` over its maximum (a 50M population on the GPU cannot move
+    /// into a CPU layout; the count has to come down first).
+    fn check_layout_max(&self, kind: LayoutKind, n: usize) -> Result<(), SimError> {
+        let max = self.max_entities(kind);
+        if n > max {
+            return Err(SimError::OverLayoutMax {
+                requested: n,
+                max,
+                layout: kind.name().into(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,360 @@
+//! The driver's own tests: requests, pacing, loading and progress, frame by frame.
+
+use super::*;
+use crate::action::{Action, Outcome};
+use crate::pace::Pace;
+use crate::progress::Work;
+use crate::swarm::MAX_CHURN;
+
+fn driver(kind: LayoutKind, seed: u64) -> Driver {
+    Driver::new(kind, seed).expect("a CPU layout")
+}
+
+#[test]
+fn growing_is_spread_over_frames_and_shrinking_is_immediate() {
+    let mut d = driver(LayoutKind::Soa, 1).with_grow_pace(Pace::Entities(GROW_CHUNK));
+    d.apply(&Action::Count(GROW_CHUNK * 2 + 10)).unwrap();
+    d.frame_step();
+    assert_eq!(d.swarm().len(), GROW_CHUNK);
+    d.frame_step();
+    d.frame_step();
+    assert_eq!(d.swarm().len(), GROW_CHUNK * 2 + 10);
+    d.apply(&Action::Count(5)).unwrap();
+    assert_eq!(d.swarm().len(), 5);
+}
+
+#[test]
+fn growing_by_time_reaches_the_count_a_batch_at_a_time() {
+    let mut d = driver(LayoutKind::Flecs, 1);
+    d.apply(&Action::Count(30_000)).unwrap();
+    let first = d.frame_step().spawned;
+    assert!(first > 0 && first <= 30_000, "{first}");
+    let mut frames = 1;
+    while d.swarm().len() < 30_000 {
+        assert!(d.frame_step().spawned > 0, "every frame makes progress");
+        frames += 1;
+    }
+    assert_eq!(d.swarm().len(), 30_000);
+    assert!(frames < 10_000);
+}
+
+const CHUNK: usize = 250_000;
+
+#[test]
+fn a_switch_is_spread_over_frames_while_the_swarm_keeps_moving() {
+    let n = CHUNK * 2 + 10;
+    let mut switching = driver(LayoutKind::Soa, 3).with_chunks(usize::MAX, CHUNK);
+    let mut staying = driver(LayoutKind::Soa, 3).with_chunks(usize::MAX, CHUNK);
+    for d in [&mut switching, &mut staying] {
+        d.apply(&Action::Count(n)).unwrap();
+        d.apply(&Action::Churn(1000)).unwrap();
+        while d.swarm().len() < n {
+            d.frame_step();
+        }
+    }
+    assert_eq!(
+        switching.apply(&Action::Layout(LayoutKind::Aos)),
+        Ok(Outcome::SwitchStarted {
+            to: LayoutKind::Aos,
+            entities: n
+        })
+    );
+    assert_eq!(switching.requested_layout(), LayoutKind::Aos);
+    let mut copied = Vec::new();
+    for _ in 0..4 {
+        copied.push(switching.frame_step().copied);
+        staying.frame_step();
+        assert_eq!(switching.swarm().checksum(), staying.swarm().checksum());
+    }
+    // Churn keeps the count (1000 spawned, 1000 removed, some of them already copied).
+    assert_eq!(copied, [CHUNK, CHUNK, 10, 0]);
+    assert_eq!(switching.swarm().kind(), LayoutKind::Aos);
+    assert_eq!(switching.swarm().switch_progress(), None);
+    assert_eq!(switching.swarm().export(), staying.swarm().export());
+}
+
+/// Where a switch's chunks fall never changes the population: the same frames, with churn,
+/// growth and a shrink in the middle of the switches, end in the same state whether each
+/// frame copies 1, a few hundred, a random count or everything, and whether it is paced by
+/// time (`replay` and the app may split a switch differently and still agree).
+#[test]
+fn the_state_does_not_depend_on_where_switch_chunks_fall() {
+    use rand::{RngExt, SeedableRng};
+    let run = |pick: &mut dyn FnMut(u64) -> Pace| {
+        let mut d = driver(LayoutKind::Soa, 11).with_grow_pace(Pace::Entities(3_000));
+        d.apply(&Action::Count(12_000)).unwrap();
+        d.apply(&Action::Churn(300)).unwrap();
+        let plan = [
+            (2, Action::Layout(LayoutKind::EcsTable)),
+            (9, Action::Count(15_000)),
+            (12, Action::Layout(LayoutKind::Hecs)),
+            (14, Action::Count(4_000)),
+            (16, Action::Layout(LayoutKind::Boxed)),
+            (30, Action::Layout(LayoutKind::Soa)),
+        ];
+        let mut checksums = Vec::new();
+        for frame in 0..60u64 {
+            for (at, action) in &plan {
+                if *at == frame {
+                    d.apply(action).unwrap();
+                }
+            }
+            d.switch_pace = pick(frame);
+            d.frame_step();
+            checksums.push(d.swarm().checksum());
+        }
+        (checksums, d.swarm().len(), d.swarm().kind())
+    };
+    let all_at_once = run(&mut |_| Pace::Entities(usize::MAX));
+    assert_eq!((all_at_once.1, all_at_once.2), (4_000, LayoutKind::Soa));
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let chunkings: [&mut dyn FnMut(u64) -> Pace; 4] = [
+        &mut |_| Pace::Entities(1),
+        &mut |_| Pace::Entities(777),
+        &mut |_| Pace::Entities(rng.random_range(1..5_000)),
+        &mut |frame| {
+            if frame % 2 == 0 {
+                Pace::Budget(Duration::from_micros(50))
+            } else {
+                Pace::Entities(2_000)
+            }
+        },
+    ];
+    for pick in chunkings {
+        assert_eq!(run(pick), all_at_once);
+    }
+}
+
+#[test]
+fn layout_requests_say_what_they_did() {
+    let mut d = driver(LayoutKind::Soa, 1);
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Aos)),
+        Ok(Outcome::Switched {
+            to: LayoutKind::Aos
+        }),
+        "an empty swarm switches on the spot"
+    );
+    d.apply(&Action::Count(100)).unwrap();
+    d.frame_step();
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Aos)),
+        Ok(Outcome::Unchanged)
+    );
+    d.apply(&Action::Layout(LayoutKind::Boxed)).unwrap();
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Aos)),
+        Ok(Outcome::SwitchCancelled {
+            staying: LayoutKind::Aos,
+            cancelled: Some((LayoutKind::Boxed, 0))
+        })
+    );
+    assert_eq!(d.apply(&Action::Exit), Ok(Outcome::NotForDriver));
+    assert_eq!(d.apply(&Action::Pause(false)), Ok(Outcome::Unchanged));
+    assert_eq!(d.apply(&Action::Pause(true)), Ok(Outcome::Changed));
+    assert!(d.paused());
+}
+
+/// A request during a switch: the layout already being filled keeps the copy going, the
+/// current one cancels it, a third replaces it and says what it replaced.
+#[test]
+fn requests_during_a_switch_keep_cancel_or_replace_it() {
+    let n = 50_000;
+    let mut d = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 10_000);
+    d.apply(&Action::Count(n)).unwrap();
+    d.frame_step();
+    d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
+    d.frame_step();
+    assert_eq!(d.swarm().switch_progress().map(|p| p.copied), Some(10_000));
+    // The same layout again: nothing restarts.
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Aos)),
+        Ok(Outcome::Unchanged)
+    );
+    d.frame_step();
+    assert_eq!(d.swarm().switch_progress().map(|p| p.copied), Some(20_000));
+    // A third: the copy into aos gives way, and the outcome says how far it had come.
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Boxed)),
+        Ok(Outcome::SwitchReplaced {
+            replaced: LayoutKind::Aos,
+            copied: 20_000,
+            to: LayoutKind::Boxed,
+            entities: n,
+        })
+    );
+    let p = d.swarm().switch_progress().unwrap();
+    assert_eq!((p.to, p.copied), (LayoutKind::Boxed, 0));
+    assert_eq!(d.requested_layout(), LayoutKind::Boxed);
+    d.frame_step();
+    // Back to the current layout: cancelled, with what was cancelled.
+    assert_eq!(
+        d.apply(&Action::Layout(LayoutKind::Soa)),
+        Ok(Outcome::SwitchCancelled {
+            staying: LayoutKind::Soa,
+            cancelled: Some((LayoutKind::Boxed, 10_000)),
+        })
+    );
+    assert_eq!(
+        (d.swarm().kind(), d.swarm().switch_progress()),
+        (LayoutKind::Soa, None)
+    );
+    // And a switch asked for after all that lands with every entity's state.
+    let mut reference = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 10_000);
+    reference.apply(&Action::Count(n)).unwrap();
+    for _ in 0..4 {
+        reference.frame_step();
+    }
+    d.apply(&Action::Layout(LayoutKind::Hecs)).unwrap();
+    for _ in 0..6 {
+        d.frame_step();
+        reference.frame_step();
+    }
+    assert_eq!(d.swarm().kind(), LayoutKind::Hecs);
+    assert_eq!(d.swarm().checksum(), reference.swarm().checksum());
+}
+
+/// The start-up fill: the population asked for is there before the first frame, whatever
+/// the slices, and equals one loaded at once; no frame is counted while loading.
+#[test]
+fn loading_fills_the_count_before_the_first_frame() {
+    let n = 120_000;
+    let mut sliced = driver(LayoutKind::EcsTable, 9);
+    sliced.apply(&Action::Count(n)).unwrap();
+    sliced.begin_loading();
+    assert!(sliced.loading());
+    let mut slices = 0;
+    while sliced.loading() {
+        let progress = sliced.progress();
+        assert_eq!(progress.len(), 1);
+        assert_eq!(progress[0].work, Work::Loading);
+        assert!(
+            progress[0].line().starts_with("loading: "),
+            "{:?}",
+            progress[0]
+        );
+        sliced.load_step(Duration::from_micros(300)).unwrap();
+        slices += 1;
+    }
+    assert!(slices > 1, "a short slice splits the fill");
+    assert_eq!((sliced.swarm().len(), sliced.frame()), (n, 0));
+    assert!(sliced.progress().is_empty());
+    let mut at_once = driver(LayoutKind::EcsTable, 9);
+    at_once.apply(&Action::Count(n)).unwrap();
+    at_once.load_all().unwrap();
+    assert_eq!(at_once.swarm().checksum(), sliced.swarm().checksum());
+    // Loading is over: growing again is paced by frames, as before.
+    sliced.apply(&Action::Count(n + 10)).unwrap();
+    sliced.begin_loading();
+    assert!(
+        sliced.loading(),
+        "a driver may load again before its first frame"
+    );
+    sliced.load_all().unwrap();
+    sliced.frame_step();
+    assert_eq!(sliced.frame(), 1);
+}
+
+#[test]
+fn progress_says_how_far_a_switch_has_come() {
+    let mut d = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 25_000);
+    d.apply(&Action::Count(100_000)).unwrap();
+    d.frame_step();
+    assert!(d.progress().is_empty());
+    d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
+    d.frame_step();
+    let progress = d.progress();
+    assert_eq!(progress.len(), 1);
+    assert_eq!(
+        (progress[0].work, progress[0].done, progress[0].total),
+        (Work::Switching(LayoutKind::Aos), 25_000, 100_000)
+    );
+    assert!(
+        progress[0]
+            .line()
+            .starts_with("switching to aos: 25,000 of 100,000 (25%)"),
+        "{}",
+        progress[0].line()
+    );
+}
+
+/// The share follows the frames the driver runs: with frames of ~40 ms that do not copy,
+/// a switch may copy for half of that, not for the 4 ms of 60 Hz.
+#[test]
+fn the_share_of_a_frame_follows_the_frames_run() {
+    let mut d = driver(LayoutKind::Soa, 2);
+    assert_eq!(d.frame_share(), crate::pace::MIN_SHARE);
+    for _ in 0..6 {
+        d.frame_step();
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    let share = d.frame_share();
+    assert!(
+        share >= Duration::from_millis(10) && share <= Duration::from_millis(40),
+        "{share:?}"
+    );
+}
+
+#[test]
+fn seek_is_a_setting_and_the_gpu_layout_refuses_it_with_the_reason() {
+    let mut d = driver(LayoutKind::Soa, 4);
+    d.apply(&Action::Count(3_000)).unwrap();
+    d.frame_step();
+    assert_eq!(d.apply(&Action::Seek(true)), Ok(Outcome::Changed));
+    assert_eq!(d.systems(), Systems::WithSeek);
+    let report = d.frame_step();
+    assert!(report.seek > Duration::ZERO && report.moving > Duration::ZERO);
+    // Into the gpu layout with seek on: refused, nothing changes.
+    let before = d.swarm().checksum();
+    let err = d.apply(&Action::Layout(LayoutKind::Gpu)).unwrap_err();
+    assert!(
+        err.to_string().contains("no seek pass") && err.to_string().contains("turn seek off"),
+        "{err}"
+    );
+    assert_eq!(
+        (
+            d.swarm().kind(),
+            d.swarm().switch_progress(),
+            d.swarm().checksum()
+        ),
+        (LayoutKind::Soa, None, before)
+    );
+    assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Changed));
+    assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Unchanged));
+    let report = d.frame_step();
+    assert_eq!(report.seek, Duration::ZERO);
+}
+
+#[test]
+fn bad_settings_are_refused_and_nothing_changes() {
+    let mut d = driver(LayoutKind::Aos, 1);
+    d.apply(&Action::Count(1000)).unwrap();
+    d.frame_step();
+    let before = d.swarm().checksum();
+    let err = d
+        .apply(&Action::Count(APP_MAX_ENTITIES + 1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("10000000"), "{err}");
+    let err = d
+        .apply(&Action::Churn(MAX_CHURN + 1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("0 to 100000"), "{err}");
+    assert_eq!(
+        (d.target(), d.churn(), d.swarm().checksum()),
+        (1000, 0, before)
+    );
+}
+
+#[test]
+fn paused_frames_change_nothing() {
+    let mut d = driver(LayoutKind::EcsTable, 1);
+    d.apply(&Action::Count(500)).unwrap();
+    d.apply(&Action::Churn(10)).unwrap();
+    d.frame_step();
+    d.apply(&Action::Pause(true)).unwrap();
+    let before = d.swarm().checksum();
+    d.frame_step();
+    assert_eq!(d.swarm().checksum(), before);
+}
