@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use entity_layouts::bench::experiments;
+use entity_layouts::bench::report::metric::Metric;
 use entity_layouts::bench::report::output::read_results;
 use entity_layouts::bench::report::record::CSV_HEADER;
 use entity_layouts::layout::LayoutKind;
@@ -84,17 +85,14 @@ fn quick_bench_writes_every_experiment_and_layout() {
             // A count can be exactly zero (no last-level miss at 10k entities, in the counters
             // and in seek's counted rows), and so can where a column sits (page offset,
             // huge-page KiB, colour clashes); a time cannot.
-            let placement = ["page_offset", "huge_kib", "colour_clashes"];
+            let placement = [Metric::PageOffset, Metric::HugeKib, Metric::ColourClashes];
             let zero_ok = r.experiment == "counters"
-                || r.metric.ends_with("_misses")
-                || placement.contains(&r.metric.as_str());
+                || r.metric.name().ends_with("_misses")
+                || placement.contains(&r.metric);
             assert!(v.is_finite() && (v > 0.0 || zero_ok && v == 0.0), "{r:?}");
         }
         assert!(r.p10 <= r.p50 && r.p50 <= r.p90, "{r:?}");
-        assert!(
-            r.samples >= 1 && !r.metric.is_empty() && !r.unit.is_empty(),
-            "{r:?}"
-        );
+        assert!(r.samples >= 1 && !r.unit.is_empty(), "{r:?}");
     }
 
     // Progress as plain lines (stderr is a pipe here, not a terminal): every cell numbered out
@@ -269,7 +267,7 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
         Err(why) => {
             eprintln!("skipped: {why}");
             assert!(md.contains("Skipped: `node` is not on PATH"), "{md}");
-            assert!(records.iter().all(|r| r.metric == "unavailable"));
+            assert!(records.iter().all(|r| r.metric == Metric::Unavailable));
             return;
         }
     };
@@ -283,7 +281,7 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
         for systems in ["study", "ours"] {
             assert!(
                 records.iter().any(|r| r.layout == layout
-                    && r.metric == "frame_ms"
+                    && r.metric == Metric::FrameMs
                     && r.n == 1000
                     && r.param == format!("systems={systems}")),
                 "{layout} {systems} missing"
@@ -300,7 +298,7 @@ fn the_js_study_runs_under_node_on_this_machine_or_says_why() {
         for s in 1..=20 {
             assert!(
                 records.iter().any(|r| r.layout == layout
-                    && r.metric == "ns_per_element"
+                    && r.metric == Metric::NsPerElement
                     && r.param == format!("streams={s}")),
                 "{layout} S={s} missing"
             );

@@ -5,6 +5,7 @@
 
 use std::process::Command;
 
+use entity_layouts::bench::report::metric::Metric;
 use entity_layouts::bench::report::output::read_results;
 use entity_layouts::bench::report::record::Query;
 use entity_layouts::layout::LayoutKind;
@@ -60,7 +61,7 @@ fn resident_memory_after_1m_to_10k_is_near_a_fresh_process() {
     for kind in LayoutKind::CPU {
         let name = kind.name();
         let rss = |how: &str| {
-            Query::metric("resident_mib")
+            Query::metric(Metric::ResidentMib)
                 .layout(name)
                 .param(how)
                 .find(&records)

@@ -9,6 +9,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -66,7 +67,7 @@ impl Experiment for Bandwidth {
                 out.push(
                     Record::new(NAME, format!("stream-{name}"), "f64", n)
                         .threads(threads)
-                        .with("bandwidth_gbs", "GB/s", rate),
+                        .with(Metric::BandwidthGbs, "GB/s", rate),
                 );
             }
         }
@@ -75,7 +76,7 @@ impl Experiment for Bandwidth {
 
     fn render(&self, _cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
         let gbs = |name: &str, threads: &str| {
-            Query::metric("bandwidth_gbs")
+            Query::metric(Metric::BandwidthGbs)
                 .layout(name)
                 .threads(threads)
                 .find(mine)
@@ -122,7 +123,7 @@ impl Experiment for Bandwidth {
                                     && r.scalar == "f32"
                                     && r.threads == "1"
                                     && r.n == n
-                                    && r.metric == "frame_ms"
+                                    && r.metric == Metric::FrameMs
                             })
                             .map_or("-".into(), |r| {
                                 let rate = FRAME_BYTES_F32 * n as f64 / (r.p50 * 1e6);

@@ -28,6 +28,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::layout::regions::Field;
@@ -229,10 +230,10 @@ fn placement(swarm: &Swarm<f32>, n: usize, param: &str) -> Vec<Record> {
             .param(format!("{param};field={}", field.name()));
         out.push(
             rec.clone()
-                .value("page_offset", "B", page_offset(region.addr) as f64),
+                .value(Metric::PageOffset, "B", page_offset(region.addr) as f64),
         );
         if let Some(kib) = huge_kib_at(region.addr) {
-            out.push(rec.value("huge_kib", "KiB", kib as f64));
+            out.push(rec.value(Metric::HugeKib, "KiB", kib as f64));
         }
     }
     out
@@ -336,13 +337,13 @@ impl Experiment for EcsVsSoa {
             let rec = Record::new(NAME, name.as_str(), "f32", n).param(&param);
             out.push(
                 rec.clone()
-                    .with("frame_ms", "ms", Stats::from_samples(column(i))),
+                    .with(Metric::FrameMs, "ms", Stats::from_samples(column(i))),
             );
-            out.push(rec.with("ratio_vs_soa", "x", ratio(i, 0)));
+            out.push(rec.with(Metric::RatioVsSoa, "x", ratio(i, 0)));
         }
         let tuned = Record::new(NAME, LayoutKind::EcsContiguous.name(), "f32", n).param(&param);
-        out.push(tuned.clone().with("move_ratio_vs_soa", "x", ratio(7, 6)));
-        out.push(tuned.with("regen_ratio_vs_soa", "x", ratio(9, 8)));
+        out.push(tuned.clone().with(Metric::MoveRatioVsSoa, "x", ratio(7, 6)));
+        out.push(tuned.with(Metric::RegenRatioVsSoa, "x", ratio(9, 8)));
         for swarm in &swarms[..2] {
             out.extend(placement(swarm, n, &param));
         }
@@ -350,7 +351,7 @@ impl Experiment for EcsVsSoa {
             out.push(
                 Record::new(NAME, LayoutKind::EcsContiguous.name(), "f32", n)
                     .param(&param)
-                    .value("colour_clashes", "share", share),
+                    .value(Metric::ColourClashes, "share", share),
             );
         }
         // The re-deal control: SoA's columns allocated afresh (the new ones while the old are
@@ -371,14 +372,17 @@ impl Experiment for EcsVsSoa {
                 reference.push(measure(&method, || split.step(dt.as_scalar())).p50);
             }
             let rec = Record::new(NAME, "soa", "f32", n).param(format!("{param};deal={deal}"));
-            out.push(rec.clone().with("dealt_ms", "ms", Stats::from_samples(ms)));
+            out.push(
+                rec.clone()
+                    .with(Metric::DealtMs, "ms", Stats::from_samples(ms)),
+            );
             if let Some(share) = move_colour_clashes(&soa, n) {
-                out.push(rec.clone().value("colour_clashes", "share", share));
+                out.push(rec.clone().value(Metric::ColourClashes, "share", share));
             }
             out.push(
                 Record::new(NAME, SPLIT, "f32", n)
                     .param(format!("{param};deal={deal}"))
-                    .with("dealt_ms", "ms", Stats::from_samples(reference)),
+                    .with(Metric::DealtMs, "ms", Stats::from_samples(reference)),
             );
         }
         Ok(out)
@@ -386,21 +390,16 @@ impl Experiment for EcsVsSoa {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let reps = reps(cfg);
-        let per_rep = |layout: &str, n: usize, metric: &str| -> Vec<f64> {
-            (1..=reps)
-                .filter_map(|rep| {
-                    Query::metric(metric)
-                        .layout(layout)
-                        .n(n as u64)
-                        .param(&format!("rep={rep}"))
-                        .find(mine)
-                        .map(|r| r.p50)
-                })
-                .collect()
+        let per_rep = |layout: &str, n: usize, metric: Metric| -> Vec<f64> {
+            Query::metric(metric)
+                .layout(layout)
+                .n(n as u64)
+                .param("")
+                .per_process(mine)
         };
         let mut rows = Vec::new();
         for n in counts(cfg) {
-            let soa_ms = median(&per_rep("soa", n, "frame_ms"));
+            let soa_ms = median(&per_rep("soa", n, Metric::FrameMs));
             for (name, target) in [
                 (LayoutKind::EcsContiguous.name().to_string(), Some(1.10)),
                 (LayoutKind::EcsTable.name().to_string(), Some(2.0)),
@@ -408,8 +407,9 @@ impl Experiment for EcsVsSoa {
                 (PAIRS.to_string(), None),
                 (ONE_CURSOR.to_string(), None),
             ] {
-                let ratios = per_rep(&name, n, "ratio_vs_soa");
-                let (Some(ms), Some(soa)) = (median(&per_rep(&name, n, "frame_ms")), soa_ms) else {
+                let ratios = per_rep(&name, n, Metric::RatioVsSoa);
+                let (Some(ms), Some(soa)) = (median(&per_rep(&name, n, Metric::FrameMs)), soa_ms)
+                else {
                     continue;
                 };
                 rows.push(vec![
@@ -461,7 +461,7 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
     for &n in counts {
         for rep in 1..=reps {
             let param = format!("rep={rep}");
-            let find = |layout: &str, metric: &str, param: &str| {
+            let find = |layout: &str, metric: Metric, param: &str| {
                 Query::metric(metric)
                     .layout(layout)
                     .n(n as u64)
@@ -469,7 +469,7 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                     .find(mine)
                     .map(|r| r.p50)
             };
-            let Some(frame) = find(tuned, "ratio_vs_soa", &param) else {
+            let Some(frame) = find(tuned, Metric::RatioVsSoa, &param) else {
                 continue;
             };
             let x = |v: Option<f64>| v.map_or("-".into(), |v| format!("x{v:.3}"));
@@ -479,8 +479,8 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                     .iter()
                     .filter_map(|f| {
                         let p = format!("{param};field={}", f.name());
-                        huge += find(layout, "huge_kib", &p).unwrap_or(0.0);
-                        find(layout, "page_offset", &p).map(|o| format!("{}:{o}", f.name()))
+                        huge += find(layout, Metric::HugeKib, &p).unwrap_or(0.0);
+                        find(layout, Metric::PageOffset, &p).map(|o| format!("{}:{o}", f.name()))
                     })
                     .collect();
                 (list.join(" "), huge)
@@ -488,28 +488,28 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
             let deals: Vec<String> = (0..=DEALS)
                 .filter_map(|d| {
                     let at = format!("{param};deal={d}");
-                    let ms = fmt_num(find("soa", "dealt_ms", &at)?);
-                    Some(match find("soa", "colour_clashes", &at) {
+                    let ms = fmt_num(find("soa", Metric::DealtMs, &at)?);
+                    Some(match find("soa", Metric::ColourClashes, &at) {
                         Some(share) => format!("{ms} ({:.0}%)", share * 100.0),
                         None => ms,
                     })
                 })
                 .collect();
             let split_ms: Vec<f64> = (0..=DEALS)
-                .filter_map(|d| find(SPLIT, "dealt_ms", &format!("{param};deal={d}")))
+                .filter_map(|d| find(SPLIT, Metric::DealtMs, &format!("{param};deal={d}")))
                 .collect();
             let (soa_at, soa_huge) = offsets("soa");
             let (ecs_at, ecs_huge) = offsets(tuned);
-            let ecs_ms = find(tuned, "frame_ms", &param).map_or("-".into(), fmt_num);
-            let ecs_share = find(tuned, "colour_clashes", &param)
+            let ecs_ms = find(tuned, Metric::FrameMs, &param).map_or("-".into(), fmt_num);
+            let ecs_share = find(tuned, Metric::ColourClashes, &param)
                 .map_or(String::new(), |s| format!(" ({:.0}%)", s * 100.0));
             rows.push(vec![
                 short(n),
                 rep.to_string(),
                 if soa_first(rep) { "SoA" } else { "ECS" }.into(),
                 format!("{} ({ecs_ms} ms{ecs_share})", x(Some(frame))),
-                x(find(tuned, "move_ratio_vs_soa", &param)),
-                x(find(tuned, "regen_ratio_vs_soa", &param)),
+                x(find(tuned, Metric::MoveRatioVsSoa, &param)),
+                x(find(tuned, Metric::RegenRatioVsSoa, &param)),
                 soa_at,
                 ecs_at,
                 format!("{soa_huge:.0} / {ecs_huge:.0}"),

@@ -6,6 +6,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{ms_and_ns, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -42,8 +43,8 @@ impl Experiment for Gather {
             for threads in Threads::BOTH {
                 let stats = measure(&cfg.method, || swarm.gather_points(&mut points, threads));
                 let rec = Record::new(NAME, kind.name(), "f32", n).threads(threads);
-                out.push(rec.clone().with("gather_ms", "ms", stats));
-                out.push(rec.with("ns_per_entity", "ns", stats.scaled(1e6 / n as f64)));
+                out.push(rec.clone().with(Metric::GatherMs, "ms", stats));
+                out.push(rec.with(Metric::NsPerEntity, "ns", stats.scaled(1e6 / n as f64)));
             }
         }
         Ok(out)
@@ -56,8 +57,15 @@ impl Experiment for Gather {
                 let mut row = vec![format!("`{kind}`")];
                 for threads in ["1", "all"] {
                     let name = kind.name();
-                    let query = Query::metric("").layout(name).threads(threads);
-                    row.push(ms_and_ns(mine, query, "gather_ms", "ns_per_entity"));
+                    let query = Query::metric(Metric::GatherMs)
+                        .layout(name)
+                        .threads(threads);
+                    row.push(ms_and_ns(
+                        mine,
+                        query,
+                        Metric::GatherMs,
+                        Metric::NsPerEntity,
+                    ));
                 }
                 row
             })

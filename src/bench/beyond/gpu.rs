@@ -12,6 +12,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::catalog::capacity_limit;
 use crate::layout::{DeviceTime, LayoutKind};
@@ -73,7 +74,7 @@ impl Experiment for Gpu {
                 timestamps.push(d.as_secs_f64() * 1e3);
             }
         });
-        out.push(Record::new(NAME, "gpu", "f32", n).with("simulate_ms", "ms", wall));
+        out.push(Record::new(NAME, "gpu", "f32", n).with(Metric::SimulateMs, "ms", wall));
         // A rate is the inverse of a time: the slow end of the times is the low end of the rates.
         let gb_s = |ms: f64| BYTES_PER_ENTITY * n as f64 / (ms * 1e6);
         let rate = Stats {
@@ -82,10 +83,10 @@ impl Experiment for Gpu {
             p90: gb_s(wall.p10),
             samples: wall.samples,
         };
-        out.push(Record::new(NAME, "gpu", "f32", n).with("effective_gb_s", "GB/s", rate));
+        out.push(Record::new(NAME, "gpu", "f32", n).with(Metric::EffectiveGbS, "GB/s", rate));
         if !timestamps.is_empty() {
             out.push(Record::new(NAME, "gpu", "f32", n).with(
-                "timestamp_ms",
+                Metric::TimestampMs,
                 "ms",
                 Stats::from_samples(timestamps),
             ));
@@ -94,7 +95,7 @@ impl Experiment for Gpu {
         for threads in Threads::BOTH {
             let stats = frame_stats::<f32>(LayoutKind::Soa, n, threads, &cfg.method)?;
             out.push(Record::new(NAME, "soa", "f32", n).threads(threads).with(
-                "simulate_ms",
+                Metric::SimulateMs,
                 "ms",
                 stats,
             ));
@@ -110,7 +111,7 @@ impl Experiment for Gpu {
         let rows: Vec<Vec<String>> = counts(cfg)
             .into_iter()
             .filter_map(|n| {
-                let q = |layout: &str, metric: &str, threads: &str| {
+                let q = |layout: &str, metric: Metric, threads: &str| {
                     Query::metric(metric)
                         .layout(layout)
                         .scalar("f32")
@@ -119,14 +120,14 @@ impl Experiment for Gpu {
                         .find(mine)
                         .map(|r| r.p50)
                 };
-                let gpu = q("gpu", "simulate_ms", "1")?;
-                let soa_one = q("soa", "simulate_ms", "1")?;
-                let soa_all = q("soa", "simulate_ms", "all")?;
+                let gpu = q("gpu", Metric::SimulateMs, "1")?;
+                let soa_one = q("soa", Metric::SimulateMs, "1")?;
+                let soa_all = q("soa", Metric::SimulateMs, "all")?;
                 Some(vec![
                     fmt_num(n as f64),
                     fmt_num(gpu),
-                    q("gpu", "timestamp_ms", "1").map_or("-".into(), fmt_num),
-                    q("gpu", "effective_gb_s", "1").map_or("-".into(), fmt_num),
+                    q("gpu", Metric::TimestampMs, "1").map_or("-".into(), fmt_num),
+                    q("gpu", Metric::EffectiveGbS, "1").map_or("-".into(), fmt_num),
                     fmt_num(soa_one),
                     fmt_num(soa_all),
                     format!("x{:.2}", soa_all / gpu),

@@ -9,6 +9,7 @@ use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, ms_since, table};
 use crate::bench::report::harness::Stats;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::driver::Driver;
 use crate::layout::LayoutKind;
@@ -66,13 +67,14 @@ impl Experiment for Grow {
         }
         let rec = Record::new(NAME, kind.name(), "f32", n);
         Ok(vec![
-            rec.clone().value("request_ms", "ms", request_ms),
-            rec.clone().value("frames", "frames", spawn.len() as f64),
+            rec.clone().value(Metric::RequestMs, "ms", request_ms),
             rec.clone()
-                .value("spawn_total_ms", "ms", spawn.iter().sum()),
-            rec.clone().value("spawn_max_ms", "ms", max_of(&spawn)),
-            rec.clone().value("frame_max_ms", "ms", max_of(&frames)),
-            rec.with("spawn_ms_per_frame", "ms", Stats::from_samples(spawn)),
+                .value(Metric::Frames, "frames", spawn.len() as f64),
+            rec.clone()
+                .value(Metric::SpawnTotalMs, "ms", spawn.iter().sum()),
+            rec.clone().value(Metric::SpawnMaxMs, "ms", max_of(&spawn)),
+            rec.clone().value(Metric::FrameMaxMs, "ms", max_of(&frames)),
+            rec.with(Metric::SpawnMsPerFrame, "ms", Stats::from_samples(spawn)),
         ])
     }
 
@@ -80,18 +82,18 @@ impl Experiment for Grow {
         let rows: Vec<Vec<String>> = LAYOUTS
             .iter()
             .filter_map(|kind| {
-                let get = |metric: &str| Query::metric(metric).layout(kind.name()).find(mine);
+                let get = |metric: Metric| Query::metric(metric).layout(kind.name()).find(mine);
                 Some(vec![
                     format!("`{kind}`"),
-                    fmt_num(get("request_ms")?.p50),
-                    fmt_num(get("frames")?.p50),
-                    fmt_num(get("spawn_total_ms")?.p50),
+                    fmt_num(get(Metric::RequestMs)?.p50),
+                    fmt_num(get(Metric::Frames)?.p50),
+                    fmt_num(get(Metric::SpawnTotalMs)?.p50),
                     format!(
                         "{} / {}",
-                        fmt_num(get("spawn_ms_per_frame")?.p50),
-                        fmt_num(get("spawn_max_ms")?.p50)
+                        fmt_num(get(Metric::SpawnMsPerFrame)?.p50),
+                        fmt_num(get(Metric::SpawnMaxMs)?.p50)
                     ),
-                    fmt_num(get("frame_max_ms")?.p50),
+                    fmt_num(get(Metric::FrameMaxMs)?.p50),
                 ])
             })
             .collect();

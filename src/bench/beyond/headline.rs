@@ -16,6 +16,7 @@ use crate::bench::report::child::{instructions_record, this_binary};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Method, Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::bench::studies::crossings::bisect;
@@ -147,7 +148,7 @@ fn ratio_rounds<S: AllLayouts>(
         out.push(
             Record::new(NAME, kind.name(), S::NAME, n)
                 .param(param)
-                .with("frame_ms", "ms", ms),
+                .with(Metric::FrameMs, "ms", ms),
         );
     }
     for ratio in RATIOS.iter().filter(|r| r.scalar == S::NAME) {
@@ -157,7 +158,7 @@ fn ratio_rounds<S: AllLayouts>(
         out.push(
             Record::new(NAME, format!("{}/{}", ratio.slow, ratio.fast), S::NAME, n)
                 .param(param)
-                .with("ratio", "x", Stats::from_samples(per_round)),
+                .with(Metric::Ratio, "x", Stats::from_samples(per_round)),
         );
     }
     Ok(out)
@@ -195,9 +196,9 @@ fn crossing_record(
     match found {
         Some((lo, hi)) => Record::new(NAME, what, "f64", hi)
             .param(format!("{param};bracket={lo}..{hi}"))
-            .value("crossing", "entities", hi as f64),
+            .value(Metric::Crossing, "entities", hi as f64),
         None => Record::new(NAME, what, "f64", ceiling).param(param).value(
-            "not_crossed",
+            Metric::NotCrossed,
             "entities",
             ceiling as f64,
         ),
@@ -230,13 +231,13 @@ fn soa_big(cfg: &BenchConfig, param: &str) -> Result<Vec<Record>, BenchError> {
     out.push(
         Record::new(NAME, "soa", "f64", n)
             .param(param)
-            .value("frame_ms", "ms", f64_ms),
+            .value(Metric::FrameMs, "ms", f64_ms),
     );
     let f32_ms = frame_ms::<f32>(LayoutKind::Soa, n, &cfg.method)?;
     out.push(
         Record::new(NAME, "soa", "f32", n)
             .param(param)
-            .value("frame_ms", "ms", f32_ms),
+            .value(Metric::FrameMs, "ms", f32_ms),
     );
     Ok(out)
 }
@@ -304,22 +305,9 @@ impl Experiment for Headline {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
         let reps = reps(cfg);
-        let per_rep = |records: &[Record], q: Query| -> Vec<f64> {
-            (1..=reps)
-                .filter_map(|rep| {
-                    let param = format!("rep={rep}");
-                    records
-                        .iter()
-                        .find(|r| {
-                            q.matches(r)
-                                && (r.param == param || r.param.starts_with(&format!("{param};")))
-                        })
-                        .map(|r| r.p50)
-                })
-                .collect()
-        };
+        let per_rep = |records: &[Record], q: Query| -> Vec<f64> { q.per_process(records) };
         let instructions = |kind: &str| {
-            Query::metric("instructions")
+            Query::metric(Metric::Instructions)
                 .layout(kind)
                 .find(mine)
                 .map(|r| r.p50)
@@ -338,8 +326,8 @@ impl Experiment for Headline {
                 Some(studies::JS_OBJECTS_BREAK_BUDGET_AT),
             ),
         ] {
-            let found = per_rep(mine, Query::metric("crossing").layout(what));
-            let missed = per_rep(mine, Query::metric("not_crossed").layout(what));
+            let found = per_rep(mine, Query::metric(Metric::Crossing).layout(what));
+            let missed = per_rep(mine, Query::metric(Metric::NotCrossed).layout(what));
             let question = if what == "soa-saves-1ms" {
                 "entities at which SoA saves 1 ms/frame over boxed objects (f64)"
             } else {
@@ -374,7 +362,7 @@ impl Experiment for Headline {
         let soa_big = |scalar: &str| {
             median(&per_rep(
                 mine,
-                Query::metric("frame_ms")
+                Query::metric(Metric::FrameMs)
                     .layout("soa")
                     .scalar(scalar)
                     .n(big as u64),
@@ -400,7 +388,7 @@ impl Experiment for Headline {
             let name = format!("{}/{}", ratio.slow, ratio.fast);
             let values = per_rep(
                 mine,
-                Query::metric("ratio")
+                Query::metric(Metric::Ratio)
                     .layout(&name)
                     .scalar(ratio.scalar)
                     .n(n as u64),
@@ -428,7 +416,10 @@ impl Experiment for Headline {
             counts.sort_unstable();
             counts.dedup();
             for n in counts {
-                let values = per_rep(&ecs, Query::metric("ratio_vs_soa").layout(kind.name()).n(n));
+                let values = per_rep(
+                    &ecs,
+                    Query::metric(Metric::RatioVsSoa).layout(kind.name()).n(n),
+                );
                 if !values.is_empty() {
                     here.push(format!(
                         "{}: x{}",
@@ -474,7 +465,7 @@ impl Experiment for Headline {
 
         let unavailable = mine
             .iter()
-            .find(|r| r.metric == "unavailable")
+            .find(|r| r.metric == Metric::Unavailable)
             .map(|r| format!("\nInstructions not counted: {}\n", r.param))
             .unwrap_or_default();
         format!(

@@ -10,6 +10,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::{EcsLayout, Layout};
 use crate::threads::Threads;
@@ -92,13 +93,13 @@ impl Experiment for Migration {
         Ok(vec![
             Record::new(NAME, format!("ecs-table+{marker}"), "f32", n)
                 .param(format!("k={percent}%"))
-                .with("frame_ms", "ms", stats),
+                .with(Metric::FrameMs, "ms", stats),
         ])
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let n = cfg.pick(1_000_000, 100_000);
-        let base = Query::metric("frame_ms")
+        let base = Query::metric(Metric::FrameMs)
             .layout("ecs-table+table-marker")
             .param("k=0%")
             .find(mine)
@@ -109,7 +110,7 @@ impl Experiment for Migration {
                 if p == 0 && marker == "sparse-marker" {
                     continue;
                 }
-                let Some(r) = Query::metric("frame_ms")
+                let Some(r) = Query::metric(Metric::FrameMs)
                     .layout(&format!("ecs-table+{marker}"))
                     .param(&format!("k={p}%"))
                     .find(mine)

@@ -26,6 +26,7 @@ use crate::bench::kit::seeded::fill_seeded;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::counters::FrameSpec;
@@ -100,8 +101,8 @@ fn frame_cell(
     Ok(vec![
         Record::new(NAME, kind.name(), "f32", n)
             .threads(threads)
-            .param(format!("rep={rep}"))
-            .with("frame_ms", "ms", stats),
+            .in_process(rep)
+            .with(Metric::FrameMs, "ms", stats),
     ])
 }
 
@@ -113,9 +114,13 @@ fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Rec
         match cachegrind::count(&exe, &FrameSpec::for_count(kind, n), &PINNED) {
             Ok(sim) => rec
                 .clone()
-                .value("instructions", "per entity", sim.per_entity.instructions)
+                .value(
+                    Metric::Instructions,
+                    "per entity",
+                    sim.per_entity.instructions,
+                )
                 .param(format!("l1d_misses={}", sim.per_entity.l1d_misses)),
-            Err(reason) => rec.param(reason).value("unavailable", "cells", 1.0),
+            Err(reason) => rec.param(reason).value(Metric::Unavailable, "cells", 1.0),
         },
     ])
 }
@@ -147,7 +152,7 @@ fn spawn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchE
     }
     let rate = median(&rates).unwrap_or(0.0);
     Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
-        "spawn_per_s",
+        Metric::SpawnPerS,
         "entities/s",
         rate,
     )])
@@ -168,7 +173,7 @@ fn churn_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, BenchE
     Ok(vec![
         Record::new(NAME, kind.name(), "f32", base)
             .param(format!("k={k}"))
-            .with("churn_ms", "ms", stats),
+            .with(Metric::ChurnMs, "ms", stats),
     ])
 }
 
@@ -184,7 +189,7 @@ fn memory_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
     std::hint::black_box(&mut layout);
     let per_entity = after.saturating_sub(before) as f64 / n as f64;
     Ok(vec![Record::new(NAME, kind.name(), "f32", n).value(
-        "resident_bytes",
+        Metric::ResidentBytes,
         "B/entity",
         per_entity,
     )])
@@ -214,7 +219,7 @@ fn fragmented_cell(
     Ok(vec![
         Record::new(NAME, kind.name(), "f32", n)
             .param(format!("archetypes={archetypes}"))
-            .with("fragmented_ns", "ns", stats.scaled(1e6 / n as f64)),
+            .with(Metric::FragmentedNs, "ns", stats.scaled(1e6 / n as f64)),
     ])
 }
 
@@ -238,8 +243,8 @@ fn toggle_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
     let rec = Record::new(NAME, kind.name(), "f32", n);
     Ok(vec![
         rec.clone()
-            .value("add_ns", "ns", median(&adds).unwrap_or(0.0)),
-        rec.value("remove_ns", "ns", median(&removes).unwrap_or(0.0)),
+            .value(Metric::AddNs, "ns", median(&adds).unwrap_or(0.0)),
+        rec.value(Metric::RemoveNs, "ns", median(&removes).unwrap_or(0.0)),
     ])
 }
 
@@ -251,7 +256,7 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
             .iter()
             .filter(|r| {
                 r.experiment == NAME
-                    && r.metric == "frame_ms"
+                    && r.metric == Metric::FrameMs
                     && r.layout == kind.name()
                     && r.n == n as u64
                     && r.threads == "1"
@@ -278,34 +283,17 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
     (!ratios.is_empty()).then_some((peer, ratios))
 }
 
-/// `records` with the process number after their param (`rep=N`, or `...;rep=N`).
+/// `records` as measured in fresh process `rep`.
 fn with_rep(records: Vec<Record>, rep: usize) -> Vec<Record> {
-    records
-        .into_iter()
-        .map(|r| {
-            let param = if r.param.is_empty() {
-                format!("rep={rep}")
-            } else {
-                format!("{};rep={rep}", r.param)
-            };
-            r.param(param)
-        })
-        .collect()
+    records.into_iter().map(|r| r.in_process(rep)).collect()
 }
 
-/// The param without its process number.
-fn knob(param: &str) -> &str {
-    param
-        .split(';')
-        .find(|p| !p.starts_with("rep="))
-        .unwrap_or("")
-}
-
-/// The median over processes of one operation's figure (`knob` as in [`knob`]).
-fn ops_median(mine: &[Record], metric: &str, kind: LayoutKind, wanted: &str) -> Option<f64> {
+/// The median over processes of one operation's figure (`wanted`: its knob,
+/// [`Record::knob`]).
+fn ops_median(mine: &[Record], metric: Metric, kind: LayoutKind, wanted: &str) -> Option<f64> {
     let values: Vec<f64> = mine
         .iter()
-        .filter(|r| r.metric == metric && r.layout == kind.name() && knob(&r.param) == wanted)
+        .filter(|r| r.metric == metric && r.layout == kind.name() && r.knob() == wanted)
         .map(|r| r.p50)
         .collect();
     median(&values)
@@ -313,20 +301,16 @@ fn ops_median(mine: &[Record], metric: &str, kind: LayoutKind, wanted: &str) -> 
 
 /// The per-process p50s of one frame figure.
 fn processes(mine: &[Record], kind: LayoutKind, n: usize, threads: &str) -> Vec<f64> {
-    mine.iter()
-        .filter(|r| {
-            r.metric == "frame_ms"
-                && r.layout == kind.name()
-                && r.n == n as u64
-                && r.threads == threads
-        })
-        .map(|r| r.p50)
-        .collect()
+    Query::metric(Metric::FrameMs)
+        .layout(kind.name())
+        .n(n as u64)
+        .threads(threads)
+        .per_process(mine)
 }
 
 /// The median over processes of a figure with one knob per layout (every operation but the
 /// fragmented pass); the one count for the instructions.
-fn value(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
+fn value(mine: &[Record], metric: Metric, kind: LayoutKind) -> Option<f64> {
     let values: Vec<f64> = mine
         .iter()
         .filter(|r| r.metric == metric && r.layout == kind.name())
@@ -338,14 +322,14 @@ fn value(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
 fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f64> {
     ops_median(
         mine,
-        "fragmented_ns",
+        Metric::FragmentedNs,
         kind,
         &format!("archetypes={archetypes}"),
     )
 }
 
 fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
-    Query::metric("instructions")
+    Query::metric(Metric::Instructions)
         .layout(kind.name())
         .find(mine)?
         .param
@@ -491,13 +475,17 @@ impl Experiment for Peers {
                 vec![
                     format!("`{kind}`"),
                     kind.label().to_string(),
-                    opt(value(mine, "instructions", kind), |v| format!("{v:.1}")),
+                    opt(value(mine, Metric::Instructions, kind), |v| {
+                        format!("{v:.1}")
+                    }),
                     opt(l1d_misses(mine, kind), |v| format!("{v:.3}")),
-                    opt(value(mine, "spawn_per_s", kind), |v| {
+                    opt(value(mine, Metric::SpawnPerS, kind), |v| {
                         format!("{:.1} M/s", v / 1e6)
                     }),
-                    opt(value(mine, "churn_ms", kind), fmt_num),
-                    opt(value(mine, "resident_bytes", kind), |v| format!("{v:.0}")),
+                    opt(value(mine, Metric::ChurnMs, kind), fmt_num),
+                    opt(value(mine, Metric::ResidentBytes, kind), |v| {
+                        format!("{v:.0}")
+                    }),
                     opt(fragmented(mine, kind, 1), fmt_num),
                     match (
                         fragmented(mine, kind, ARCHETYPES),
@@ -508,8 +496,8 @@ impl Experiment for Peers {
                         }
                         _ => "-".into(),
                     },
-                    opt(value(mine, "add_ns", kind), fmt_num),
-                    opt(value(mine, "remove_ns", kind), fmt_num),
+                    opt(value(mine, Metric::AddNs, kind), fmt_num),
+                    opt(value(mine, Metric::RemoveNs, kind), fmt_num),
                 ]
             })
             .collect();

@@ -17,6 +17,7 @@ use std::process::Command;
 
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::table;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{range, short, spread, summary};
 use crate::catalog::capacity_limit;
@@ -199,7 +200,7 @@ impl Experiment for Render {
         {
             return Ok(vec![
                 Record::new(NAME, NO_ADAPTER, "f32", 0).param(line).value(
-                    "unavailable",
+                    Metric::Unavailable,
                     "cells",
                     1.0,
                 ),
@@ -228,45 +229,40 @@ impl Experiment for Render {
         }
         let mut out = Vec::new();
         for row in rows {
-            let param = format!("size={size}:renderer={}:rep={rep}", row.renderer);
-            let record = |metric: &str, v: f64| {
+            let param = format!("size={size}:renderer={}", row.renderer);
+            let record = |metric: Metric, v: f64| {
                 let mut r = Record::new(NAME, layout.name(), "f32", n)
                     .param(param.clone())
+                    .in_process(rep)
                     .value(metric, "ms", v);
                 r.samples = row.frames;
                 r.threads = "all".into();
                 r
             };
-            out.push(record("frame_ms", row.frame_ms));
-            out.push(record("rest_ms", row.rest_ms));
+            out.push(record(Metric::FrameMs, row.frame_ms));
+            out.push(record(Metric::RestMs, row.rest_ms));
             if let Some(v) = row.simulate_ms {
-                out.push(record("simulate_ms", v));
+                out.push(record(Metric::SimulateMs, v));
             }
             // A draw that timestamps did not measure is left out, never written as zero.
             if let Some(v) = row.draw_ms.filter(|v| *v > 0.0) {
-                out.push(record("draw_ms", v));
+                out.push(record(Metric::DrawMs, v));
             }
         }
         Ok(out)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        if let Some(skipped) = mine.iter().find(|r| r.metric == "unavailable") {
+        if let Some(skipped) = mine.iter().find(|r| r.metric == Metric::Unavailable) {
             return format!("Skipped: {}.\n", skipped.param);
         }
         // Per-process values of one figure, in rep order.
-        let values = |layout: &str, n: usize, size: &str, renderer: Renderer, metric: &str| {
-            (0..reps(cfg))
-                .filter_map(|rep| {
-                    let param = format!("size={size}:renderer={renderer}:rep={rep}");
-                    Query::metric(metric)
-                        .layout(layout)
-                        .n(n as u64)
-                        .param(&param)
-                        .find(mine)
-                        .map(|r| r.p50)
-                })
-                .collect::<Vec<f64>>()
+        let values = |layout: &str, n: usize, size: &str, renderer: Renderer, metric: Metric| {
+            Query::metric(metric)
+                .layout(layout)
+                .n(n as u64)
+                .param(&format!("size={size}:renderer={renderer}"))
+                .per_process(mine)
         };
         let ratio =
             |a: &[f64], b: &[f64]| -> Vec<f64> { a.iter().zip(b).map(|(a, b)| a / b).collect() };
@@ -281,19 +277,19 @@ impl Experiment for Render {
                 let name = layout.name();
                 let v = |r, m| values(name, n, size, r, m);
                 let (cf, qf) = (
-                    v(Renderer::Compute, "frame_ms"),
-                    v(Renderer::Quads, "frame_ms"),
+                    v(Renderer::Compute, Metric::FrameMs),
+                    v(Renderer::Quads, Metric::FrameMs),
                 );
                 if cf.is_empty() && qf.is_empty() {
                     continue;
                 }
                 let (cd, qd) = (
-                    v(Renderer::Compute, "draw_ms"),
-                    v(Renderer::Quads, "draw_ms"),
+                    v(Renderer::Compute, Metric::DrawMs),
+                    v(Renderer::Quads, Metric::DrawMs),
                 );
                 let (cr, qr) = (
-                    v(Renderer::Compute, "rest_ms"),
-                    v(Renderer::Quads, "rest_ms"),
+                    v(Renderer::Compute, Metric::RestMs),
+                    v(Renderer::Quads, Metric::RestMs),
                 );
                 let fps =
                     |f: &[f64]| summary(f).map_or("-".into(), |(m, ..)| format!("{:.1}", 1e3 / m));
@@ -313,23 +309,30 @@ impl Experiment for Render {
                 ]);
             }
         }
-        let target =
-            |size: &str, n: usize, metric: &str| values("soa", n, size, Renderer::Compute, metric);
+        let target = |size: &str, n: usize, metric: Metric| {
+            values("soa", n, size, Renderer::Compute, metric)
+        };
         let mut goals = String::new();
         if counts(cfg).contains(&1_000_000) {
-            let cr = target("1280x720", 1_000_000, "rest_ms");
-            let qr = values("soa", 1_000_000, "1280x720", Renderer::Quads, "rest_ms");
+            let cr = target("1280x720", 1_000_000, Metric::RestMs);
+            let qr = values(
+                "soa",
+                1_000_000,
+                "1280x720",
+                Renderer::Quads,
+                Metric::RestMs,
+            );
             goals.push_str(&format!(
                 "- 1M, 1280x720: the quads' rest / compute's rest ≥ 10: {}\n- 1M frame (soa, 1280x720, compute) ≤ 60 ms: {}\n",
                 spread(&ratio(&qr, &cr), |r| r >= 10.0),
-                spread(&target("1280x720", 1_000_000, "frame_ms"), |ms| ms <= 60.0),
+                spread(&target("1280x720", 1_000_000, Metric::FrameMs), |ms| ms <= 60.0),
             ));
         }
         if counts(cfg).contains(&10_000_000) {
             goals.push_str(&format!(
                 "- 10M frame (soa, 1280x720, compute) ≤ 400 ms: {}\n- 10M draw (compute, 1920x1080) ≤ 2 ms (a real GPU's goal): {}\n",
-                spread(&target("1280x720", 10_000_000, "frame_ms"), |ms| ms <= 400.0),
-                spread(&target("1920x1080", 10_000_000, "draw_ms"), |ms| ms <= 2.0),
+                spread(&target("1280x720", 10_000_000, Metric::FrameMs), |ms| ms <= 400.0),
+                spread(&target("1920x1080", 10_000_000, Metric::DrawMs), |ms| ms <= 2.0),
             ));
         }
         if !cfg.quick {
@@ -338,7 +341,7 @@ impl Experiment for Render {
                 GPU_COUNT,
                 "1920x1080",
                 Renderer::Compute,
-                "frame_ms",
+                Metric::FrameMs,
             );
             goals.push_str(&format!(
                 "- gpu layout, 100M, 1920x1080, compute: ≥ 60 fps (frame ≤ 16.67 ms; a real GPU's goal): {}\n",

@@ -14,7 +14,8 @@
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
-use crate::bench::report::record::Record;
+use crate::bench::report::metric::Metric;
+use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short};
 use crate::counters::FrameSpec;
 use crate::counters::cachegrind::{self, PINNED};
@@ -87,9 +88,9 @@ fn frame_cell(
         });
         let rec = Record::new(NAME, kind.name(), "f32", n)
             .threads(threads)
-            .param(format!("rep={rep}"));
-        out.push(rec.clone().with("seek_ms", "ms", seek));
-        out.push(rec.with("frame_ms", "ms", frame));
+            .in_process(rep);
+        out.push(rec.clone().with(Metric::SeekMs, "ms", seek));
+        out.push(rec.with(Metric::FrameMs, "ms", frame));
     }
     Ok(out)
 }
@@ -131,8 +132,12 @@ fn control_cell(cfg: &BenchConfig, n: usize, rep: usize) -> Vec<Record> {
         .map(|threads| {
             Record::new(NAME, CONTROL, "f32", n)
                 .threads(threads)
-                .param(format!("rep={rep}"))
-                .with("seek_ms", "ms", control(n, threads, &method_at(cfg, n)))
+                .in_process(rep)
+                .with(
+                    Metric::SeekMs,
+                    "ms",
+                    control(n, threads, &method_at(cfg, n)),
+                )
         })
         .collect()
 }
@@ -147,27 +152,27 @@ fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Rec
                 let r = sim.per_entity;
                 vec![
                     rec.clone()
-                        .value("instructions", "per entity", r.instructions),
-                    rec.clone().value("l1d_misses", "per entity", r.l1d_misses),
-                    rec.value("ll_misses", "per entity", r.ll_misses),
+                        .value(Metric::Instructions, "per entity", r.instructions),
+                    rec.clone()
+                        .value(Metric::L1dMisses, "per entity", r.l1d_misses),
+                    rec.value(Metric::LlMisses, "per entity", r.ll_misses),
                 ]
             }
-            Err(reason) => vec![rec.param(reason).value("unavailable", "cells", 1.0)],
+            Err(reason) => vec![rec.param(reason).value(Metric::Unavailable, "cells", 1.0)],
         },
     )
 }
 
 /// The per-process p50s of one figure.
-fn processes(mine: &[Record], metric: &str, layout: &str, n: usize, threads: &str) -> Vec<f64> {
-    mine.iter()
-        .filter(|r| {
-            r.metric == metric && r.layout == layout && r.n == n as u64 && r.threads == threads
-        })
-        .map(|r| r.p50)
-        .collect()
+fn processes(mine: &[Record], metric: Metric, layout: &str, n: usize, threads: &str) -> Vec<f64> {
+    Query::metric(metric)
+        .layout(layout)
+        .n(n as u64)
+        .threads(threads)
+        .per_process(mine)
 }
 
-fn one(mine: &[Record], metric: &str, kind: LayoutKind) -> Option<f64> {
+fn one(mine: &[Record], metric: Metric, kind: LayoutKind) -> Option<f64> {
     mine.iter()
         .find(|r| r.metric == metric && r.layout == kind.name())
         .map(|r| r.p50)
@@ -237,18 +242,18 @@ impl Experiment for Seek {
             short(cfg.pick(COUNTED_N, 10_000)),
         );
         for n in counts(cfg) {
-            let m = |metric: &str, layout: &str, threads: &str| {
+            let m = |metric: Metric, layout: &str, threads: &str| {
                 median(&processes(mine, metric, layout, n, threads))
             };
             for threads in ["1", "all"] {
-                let control = m("seek_ms", CONTROL, threads);
+                let control = m(Metric::SeekMs, CONTROL, threads);
                 let frames: Vec<Option<f64>> = LayoutKind::CPU
                     .iter()
-                    .map(|k| m("frame_ms", k.name(), threads))
+                    .map(|k| m(Metric::FrameMs, k.name(), threads))
                     .collect();
                 let seeks: Vec<Option<f64>> = LayoutKind::CPU
                     .iter()
-                    .map(|k| m("seek_ms", k.name(), threads))
+                    .map(|k| m(Metric::SeekMs, k.name(), threads))
                     .collect();
                 let (frame_ranks, seek_ranks) = (ranks(&frames), ranks(&seeks));
                 let show_rank = |r: Option<usize>| r.map_or("-".into(), |r| r.to_string());
@@ -259,9 +264,9 @@ impl Experiment for Seek {
                         let name = kind.name();
                         vec![
                             format!("`{kind}`"),
-                            range(&processes(mine, "frame_ms", name, n, threads)),
+                            range(&processes(mine, Metric::FrameMs, name, n, threads)),
                             show_rank(frame_ranks[i]),
-                            range(&processes(mine, "seek_ms", name, n, threads)),
+                            range(&processes(mine, Metric::SeekMs, name, n, threads)),
                             show_rank(seek_ranks[i]),
                             match (seeks[i], control) {
                                 (Some(s), Some(c)) if c > 0.0 => format!("x{:.2}", s / c),
@@ -276,7 +281,7 @@ impl Experiment for Seek {
                     "control (slot map, random targets)".into(),
                     "-".into(),
                     "-".into(),
-                    range(&processes(mine, "seek_ms", CONTROL, n, threads)),
+                    range(&processes(mine, Metric::SeekMs, CONTROL, n, threads)),
                     "-".into(),
                     "x1.00".into(),
                     control.map_or("-".into(), |c| fmt_num(c * 1e6 / n as f64)),
@@ -319,9 +324,9 @@ impl Experiment for Seek {
             .filter_map(|&kind| {
                 Some(vec![
                     format!("`{kind}`"),
-                    fmt_num(one(mine, "instructions", kind)?),
-                    fmt_num(one(mine, "l1d_misses", kind)?),
-                    fmt_num(one(mine, "ll_misses", kind)?),
+                    fmt_num(one(mine, Metric::Instructions, kind)?),
+                    fmt_num(one(mine, Metric::L1dMisses, kind)?),
+                    fmt_num(one(mine, Metric::LlMisses, kind)?),
                 ])
             })
             .collect();

@@ -7,6 +7,7 @@
 use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::driver::Driver;
 use crate::layout::LayoutKind;
@@ -76,8 +77,8 @@ impl Experiment for Shrink {
         let rec = Record::new(NAME, kind.name(), "f32", SMALL).param(how);
         Ok(vec![
             rec.clone()
-                .value("resident_mib", "MiB", resident.max(f64::MIN_POSITIVE)),
-            rec.value("allocated_bytes_per_entity", "B", allocated),
+                .value(Metric::ResidentMib, "MiB", resident.max(f64::MIN_POSITIVE)),
+            rec.value(Metric::AllocatedBytesPerEntity, "B", allocated),
         ])
     }
 
@@ -86,11 +87,11 @@ impl Experiment for Shrink {
             .iter()
             .filter_map(|kind| {
                 let name = kind.name();
-                let get = |how: &str, metric: &str| {
+                let get = |how: &str, metric: Metric| {
                     Query::metric(metric).layout(name).param(how).find(mine)
                 };
-                let fresh = get("fresh", "resident_mib")?.p50;
-                let shrunk = get("shrunk", "resident_mib")?.p50;
+                let fresh = get("fresh", Metric::ResidentMib)?.p50;
+                let shrunk = get("shrunk", Metric::ResidentMib)?.p50;
                 let ratio = shrunk / fresh;
                 Some(vec![
                     format!("`{name}`"),
@@ -102,8 +103,8 @@ impl Experiment for Shrink {
                     ),
                     format!(
                         "{} / {}",
-                        fmt_num(get("fresh", "allocated_bytes_per_entity")?.p50),
-                        fmt_num(get("shrunk", "allocated_bytes_per_entity")?.p50)
+                        fmt_num(get("fresh", Metric::AllocatedBytesPerEntity)?.p50),
+                        fmt_num(get("shrunk", Metric::AllocatedBytesPerEntity)?.p50)
                     ),
                 ])
             })

@@ -18,6 +18,7 @@ use crate::bench::report::child::{instructions_record, this_binary};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Method, Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::plot::Series;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
@@ -66,7 +67,7 @@ fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
                     rec.param(format!(
                         "{param}: valgrind does not emulate AVX-512 (its simulated CPU has AVX2 at most)"
                     ))
-                    .value("unavailable", "cells", 1.0),
+                    .value(Metric::Unavailable, "cells", 1.0),
                 );
                 continue;
             }
@@ -103,8 +104,9 @@ fn frame_bytes(layout: &str) -> f64 {
     }
 }
 
-fn param(tier: SimdTier, rep: usize) -> String {
-    format!("simd={};rep={rep}", tier.name())
+/// The tier a record's kernels ran on (its process number follows: [`Record::in_process`]).
+fn param(tier: SimdTier) -> String {
+    format!("simd={}", tier.name())
 }
 
 /// One frame of `layout` (move, then regen), timed.
@@ -169,9 +171,11 @@ impl Experiment for Simd {
                     swarm.step(dt, Threads::One);
                     std::hint::black_box(&mut swarm);
                 });
-                let rec = Record::new(NAME, kind.name(), "f32", n).param(param(tier, rep));
-                out.push(rec.clone().with("frame_ms", "ms", stats));
-                out.push(rec.with("ns_per_entity", "ns", stats.scaled(ns)));
+                let rec = Record::new(NAME, kind.name(), "f32", n)
+                    .param(param(tier))
+                    .in_process(rep);
+                out.push(rec.clone().with(Metric::FrameMs, "ms", stats));
+                out.push(rec.with(Metric::NsPerEntity, "ns", stats.scaled(ns)));
             }
         }
         if n >= 1_000_000 {
@@ -183,19 +187,20 @@ impl Experiment for Simd {
             for (name, stats) in BLOCK_CONTROL.iter().zip(controls) {
                 out.push(
                     Record::new(NAME, *name, "f32", n)
-                        .param(param(SimdTier::Baseline, rep))
-                        .with("frame_ms", "ms", stats),
+                        .param(param(SimdTier::Baseline))
+                        .in_process(rep)
+                        .with(Metric::FrameMs, "ms", stats),
                 );
             }
         }
         if n >= 10_000_000 {
             // 3 × 128 MiB, as the app's probe: far past any cache here.
             let limit = measure_limit(16 << 20, 5, 1);
-            out.push(
-                Record::new(NAME, "triad", "f64", n)
-                    .param(format!("rep={rep}"))
-                    .value("triad_gbs", "GB/s", limit.one_thread_gbs),
-            );
+            out.push(Record::new(NAME, "triad", "f64", n).in_process(rep).value(
+                Metric::TriadGbs,
+                "GB/s",
+                limit.one_thread_gbs,
+            ));
         }
         Ok(out)
     }
@@ -203,29 +208,24 @@ impl Experiment for Simd {
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let reps = reps(cfg);
         let counts = counts(cfg);
-        let per_rep = |layout: &str, tier: SimdTier, n: usize, metric: &str| -> Vec<f64> {
-            (1..=reps)
-                .filter_map(|rep| {
-                    Query::metric(metric)
-                        .layout(layout)
-                        .param(&param(tier, rep))
-                        .n(n as u64)
-                        .find(mine)
-                        .map(|r| r.p50)
-                })
-                .collect()
+        let per_rep = |layout: &str, tier: SimdTier, n: usize, metric: Metric| -> Vec<f64> {
+            Query::metric(metric)
+                .layout(layout)
+                .param(&param(tier))
+                .n(n as u64)
+                .per_process(mine)
         };
         let mut rows = Vec::new();
         for kind in LAYOUTS {
             for &tier in available() {
                 let mut row = vec![format!("`{kind}`"), tier.label().into()];
                 for &n in &counts {
-                    let ns = median(&per_rep(kind.name(), tier, n, "ns_per_entity"));
+                    let ns = median(&per_rep(kind.name(), tier, n, Metric::NsPerEntity));
                     let base = median(&per_rep(
                         kind.name(),
                         SimdTier::Baseline,
                         n,
-                        "ns_per_entity",
+                        Metric::NsPerEntity,
                     ));
                     row.push(match (ns, base) {
                         (Some(ns), Some(base)) if tier != SimdTier::Baseline => {
@@ -261,7 +261,7 @@ fn instructions_table(mine: &[Record]) -> String {
         let mut base = None;
         for &tier in available() {
             let param = format!("simd={};simulated", tier.name());
-            let found = Query::metric("instructions")
+            let found = Query::metric(Metric::Instructions)
                 .layout(kind.name())
                 .param(&param)
                 .find(mine)
@@ -278,7 +278,7 @@ fn instructions_table(mine: &[Record]) -> String {
                     let prefix = format!("{param}: ");
                     if let Some(why) = mine
                         .iter()
-                        .filter(|r| r.metric == "unavailable" && r.layout == kind.name())
+                        .filter(|r| r.metric == Metric::Unavailable && r.layout == kind.name())
                         .find_map(|r| r.param.strip_prefix(&prefix))
                     {
                         missing.push(format!("{} on {}: {why}", kind, tier.name()));
@@ -320,9 +320,10 @@ fn instructions_table(mine: &[Record]) -> String {
 /// The goals, each as the median of per-process ratios with their spread.
 fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
     let frame = |layout: &str, tier: SimdTier, n: usize, rep: usize| {
-        Query::metric("frame_ms")
+        Query::metric(Metric::FrameMs)
             .layout(layout)
-            .param(&param(tier, rep))
+            .param(&param(tier))
+            .rep(rep)
             .n(n as u64)
             .find(mine)
             .map(|r| r.p50)
@@ -375,9 +376,9 @@ fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
             let shares: Vec<f64> = (1..=reps)
                 .filter_map(|rep| {
                     let ms = frame(layout, best, n, rep)?;
-                    let triad = Query::metric("triad_gbs")
+                    let triad = Query::metric(Metric::TriadGbs)
                         .layout("triad")
-                        .param(&format!("rep={rep}"))
+                        .rep(rep)
                         .find(mine)?
                         .p50;
                     Some(frame_bytes(layout) * n as f64 / (ms * 1e6) / triad)
@@ -409,7 +410,7 @@ pub fn tier_series(records: &[Record]) -> Series {
             for r in records.iter().filter(|r| {
                 r.experiment == NAME
                     && r.layout == kind.name()
-                    && r.metric == "ns_per_entity"
+                    && r.metric == Metric::NsPerEntity
                     && r.param.starts_with(&prefix)
             }) {
                 match by_n.iter_mut().find(|(n, _)| *n == r.n as f64) {

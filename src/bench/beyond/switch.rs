@@ -22,6 +22,7 @@ use std::time::Instant;
 use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::driver::Driver;
 use crate::layout::LayoutKind;
@@ -149,12 +150,13 @@ impl Experiment for Switch {
         let worst = max_of(&copies).max(begin_ms);
         let total: f64 = copies.iter().sum::<f64>() + begin_ms;
         Ok(vec![
-            rec.clone().value("at_once_ms", "ms", at_once_ms),
-            rec.clone().value("frames", "frames", copies.len() as f64),
-            rec.clone().value("copy_total_ms", "ms", total),
-            rec.clone().value("copy_max_ms", "ms", worst),
-            rec.clone().value("done_ms", "ms", done_ms),
-            rec.value("begin_ms", "ms", begin_ms),
+            rec.clone().value(Metric::AtOnceMs, "ms", at_once_ms),
+            rec.clone()
+                .value(Metric::Frames, "frames", copies.len() as f64),
+            rec.clone().value(Metric::CopyTotalMs, "ms", total),
+            rec.clone().value(Metric::CopyMaxMs, "ms", worst),
+            rec.clone().value(Metric::DoneMs, "ms", done_ms),
+            rec.value(Metric::BeginMs, "ms", begin_ms),
         ])
     }
 
@@ -172,7 +174,7 @@ impl Experiment for Switch {
             for kind in LayoutKind::CPU {
                 let mut row = vec![format!("`{kind}`")];
                 for direction in DIRECTIONS {
-                    let get = |metric: &str| {
+                    let get = |metric: Metric| {
                         Query::metric(metric)
                             .layout(kind.name())
                             .n(n as u64)
@@ -181,15 +183,15 @@ impl Experiment for Switch {
                             .map(|r| r.p50)
                     };
                     let (Some(once), Some(frames), Some(total), Some(worst)) = (
-                        get("at_once_ms"),
-                        get("frames"),
-                        get("copy_total_ms"),
-                        get("copy_max_ms"),
+                        get(Metric::AtOnceMs),
+                        get(Metric::Frames),
+                        get(Metric::CopyTotalMs),
+                        get(Metric::CopyMaxMs),
                     ) else {
                         row.extend(["-".into(), "-".into(), "-".into(), "-".into(), "-".into()]);
                         continue;
                     };
-                    let done = get("done_ms").map_or("-".into(), |done| {
+                    let done = get(Metric::DoneMs).map_or("-".into(), |done| {
                         let mark = match done_target_ms(n) {
                             None => "",
                             Some(target) if done <= target => " ✓",

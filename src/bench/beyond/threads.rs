@@ -6,6 +6,7 @@ use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, core_count};
@@ -40,7 +41,7 @@ impl Experiment for ThreadScaling {
                 out.push(
                     Record::new(NAME, kind.name(), "f32", n)
                         .threads(threads)
-                        .with("frame_ms", "ms", stats),
+                        .with(Metric::FrameMs, "ms", stats),
                 );
             }
         }
@@ -51,12 +52,12 @@ impl Experiment for ThreadScaling {
         let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
-                let one = Query::metric("frame_ms")
+                let one = Query::metric(Metric::FrameMs)
                     .layout(kind.name())
                     .scalar("f32")
                     .threads("1")
                     .find(mine)?;
-                let all = Query::metric("frame_ms")
+                let all = Query::metric(Metric::FrameMs)
                     .layout(kind.name())
                     .scalar("f32")
                     .threads("all")

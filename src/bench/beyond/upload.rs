@@ -12,6 +12,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::gpu::GpuContext;
 use crate::layout::LayoutKind;
@@ -102,16 +103,16 @@ impl Experiment for Upload {
         let [before, after] = ns;
         Ok(vec![
             rec.clone().param("vec+write_buffer").with(
-                "ns_per_entity",
+                Metric::NsPerEntity,
                 "ns",
                 Stats::from_samples(before),
             ),
             rec.clone().param("write_buffer_with").with(
-                "ns_per_entity",
+                Metric::NsPerEntity,
                 "ns",
                 Stats::from_samples(after),
             ),
-            rec.with("ratio_after_to_before", "x", Stats::from_samples(ratios)),
+            rec.with(Metric::RatioAfterToBefore, "x", Stats::from_samples(ratios)),
         ])
     }
 
@@ -124,13 +125,13 @@ impl Experiment for Upload {
         for n in counts(cfg) {
             for kind in LAYOUTS {
                 let get = |param: &str| {
-                    Query::metric("ns_per_entity")
+                    Query::metric(Metric::NsPerEntity)
                         .layout(kind.name())
                         .n(n as u64)
                         .param(param)
                         .find(mine)
                 };
-                let ratio = Query::metric("ratio_after_to_before")
+                let ratio = Query::metric(Metric::RatioAfterToBefore)
                     .layout(kind.name())
                     .n(n as u64)
                     .find(mine);

@@ -3,6 +3,7 @@
 //! and seek all count this way, so it lives in the harness rather than in any one of them.
 
 use crate::bench::report::experiment::BenchError;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::Record;
 use crate::counters::cachegrind;
 
@@ -24,12 +25,14 @@ pub fn instructions_record(
     param: &str,
 ) -> Record {
     match cachegrind::count(exe, spec, &cachegrind::PINNED) {
-        Ok(sim) => {
-            rec.param(param)
-                .value("instructions", "per entity", sim.per_entity.instructions)
+        Ok(sim) => rec.param(param).value(
+            Metric::Instructions,
+            "per entity",
+            sim.per_entity.instructions,
+        ),
+        Err(reason) => {
+            rec.param(format!("{param}: {reason}"))
+                .value(Metric::Unavailable, "cells", 1.0)
         }
-        Err(reason) => rec
-            .param(format!("{param}: {reason}"))
-            .value("unavailable", "cells", 1.0),
     }
 }

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 
 /// Milliseconds since `t`, for the experiments that time one-off events rather than repeats.
@@ -68,7 +69,7 @@ pub fn fmt_count(n: u64) -> String {
 
 /// A cell holding a time and the same time per item, `1.22 ms, 1.22 ns`: the records `query`
 /// finds with its metric set to `ms_metric` and to `ns_metric`.
-pub fn ms_and_ns(records: &[Record], query: Query, ms_metric: &str, ns_metric: &str) -> String {
+pub fn ms_and_ns(records: &[Record], query: Query, ms_metric: Metric, ns_metric: Metric) -> String {
     let ms = query.with_metric(ms_metric).find(records);
     let ns = query.with_metric(ns_metric).find(records);
     match (ms, ns) {

@@ -168,6 +168,7 @@ impl Interrupted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::report::metric::Metric;
 
     fn plan() -> Plan {
         Plan {
@@ -185,7 +186,11 @@ mod tests {
             cell: cell.into(),
             seconds: 1.5,
             failed: failed.map(str::to_string),
-            records: vec![Record::new("layouts", "soa", "f32", 1000).value("bytes", "B", 8.0)],
+            records: vec![Record::new("layouts", "soa", "f32", 1000).value(
+                Metric::Bytes,
+                "B",
+                8.0,
+            )],
         }
     }
 

@@ -9,6 +9,7 @@ pub mod harness;
 pub mod html;
 pub mod journal;
 pub mod machine;
+pub mod metric;
 pub mod output;
 pub mod plot;
 pub mod progress;

@@ -119,3 +119,26 @@ pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
         failed: serde_json::from_value(value["failed"].clone()).unwrap_or_default(),
     })
 }
+
+#[cfg(test)]
+mod committed_runs {
+    use super::*;
+
+    /// Every run folder the docs cite still reads, record by record, into today's typed records
+    /// (a metric the bench no longer writes is still a metric; a layout's name is a layout).
+    #[test]
+    fn every_committed_run_reads_back() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/runs");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&runs).unwrap() {
+            let json = entry.unwrap().path().join("results.json");
+            if !json.exists() {
+                continue;
+            }
+            let run = read_results(&json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+            assert!(!run.records.is_empty(), "{}", json.display());
+            read += run.records.len();
+        }
+        assert!(read > 1000, "{read} records in docs/runs");
+    }
+}

@@ -7,6 +7,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use crate::bench::report::machine::Machine;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::Record;
 use crate::workload::EntityState;
 
@@ -23,7 +24,7 @@ pub fn plots(records: &[Record], machine: Option<&Machine>, simd: Series) -> Vec
     let mut simd = Some(simd);
     let mut out = Vec::new();
     for scalar in ["f32", "f64"] {
-        let series = series(records, "layouts", scalar, "frame_ms", |r| r.n as f64);
+        let series = series(records, "layouts", scalar, Metric::FrameMs, |r| r.n as f64);
         if series.is_empty() {
             continue;
         }
@@ -83,7 +84,7 @@ pub fn plots(records: &[Record], machine: Option<&Machine>, simd: Series) -> Vec
             ),
         ));
     }
-    let width = series(records, "width", "f64", "ns_per_element", |r| {
+    let width = series(records, "width", "f64", Metric::NsPerElement, |r| {
         r.param
             .trim_start_matches("streams=")
             .parse::<f64>()
@@ -204,7 +205,7 @@ fn series(
     records: &[Record],
     experiment: &str,
     scalar: &str,
-    metric: &str,
+    metric: Metric,
     x: impl Fn(&Record) -> f64,
 ) -> Series {
     let mut out: Series = Vec::new();
@@ -216,9 +217,9 @@ fn series(
             && r.p50 > 0.0
     }) {
         let point = (x(r), r.p50);
-        match out.iter_mut().find(|(name, _)| *name == r.layout) {
+        match out.iter_mut().find(|(name, _)| r.layout == name.as_str()) {
             Some((_, points)) => points.push(point),
-            None => out.push((r.layout.clone(), vec![point])),
+            None => out.push((r.layout.name().to_string(), vec![point])),
         }
     }
     for (_, points) in &mut out {

@@ -8,6 +8,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -53,23 +54,25 @@ impl Experiment for Churn {
             }
             let per_entity = stats.scaled(1e6 / (2 * k) as f64);
             let rec = Record::new(NAME, kind.name(), "f32", base).param(format!("k={k}"));
-            out.push(rec.clone().with("churn_ms", "ms", stats));
-            out.push(rec.with("ns_per_spawn_or_remove", "ns", per_entity));
+            out.push(rec.clone().with(Metric::ChurnMs, "ms", stats));
+            out.push(rec.with(Metric::NsPerSpawnOrRemove, "ns", per_entity));
         }
         Ok(out)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
-        let soa = Query::metric("churn_ms")
+        let soa = Query::metric(Metric::ChurnMs)
             .layout("soa")
             .find(mine)
             .map(|r| r.p50);
         let rows: Vec<Vec<String>> = LayoutKind::CPU
             .iter()
             .filter_map(|kind| {
-                let ms = Query::metric("churn_ms").layout(kind.name()).find(mine)?;
-                let ns = Query::metric("ns_per_spawn_or_remove")
+                let ms = Query::metric(Metric::ChurnMs)
+                    .layout(kind.name())
+                    .find(mine)?;
+                let ns = Query::metric(Metric::NsPerSpawnOrRemove)
                     .layout(kind.name())
                     .find(mine)?;
                 Some(vec![

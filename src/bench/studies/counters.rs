@@ -8,6 +8,7 @@ use crate::bench::report::child::this_binary;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures::{CPP_CACHE_MISSES, CPP_CACHE_REFS, CPP_IPC, CPP_MISS_PCT};
 use crate::counters::{FrameSpec, PerEntity, cachegrind, pmu};
@@ -59,11 +60,11 @@ impl Experiment for Counters {
         match pmu::count(&spec) {
             Ok(real) => {
                 out.extend(records(kind, n, REAL, &real.per_entity));
-                out.push(
-                    base(kind.name())
-                        .param(REAL)
-                        .value("running_pct", "%", real.running_pct),
-                );
+                out.push(base(kind.name()).param(REAL).value(
+                    Metric::RunningPct,
+                    "%",
+                    real.running_pct,
+                ));
                 if !real.missing.is_empty() {
                     let why = format!("this PMU does not offer {}", real.missing.join(", "));
                     out.push(unavailable(kind, n, REAL, &why));
@@ -81,7 +82,7 @@ impl Experiment for Counters {
                 out.push(
                     base("cachegrind")
                         .param(format!("{} ({})", sim.geometry, sim.valgrind))
-                        .value("ll_bytes", "B", cachegrind::PINNED.ll.bytes as f64),
+                        .value(Metric::LlBytes, "B", cachegrind::PINNED.ll.bytes as f64),
                 );
             }
             Err(reason) => out.push(unavailable(kind, n, SIMULATED, &reason)),
@@ -91,12 +92,12 @@ impl Experiment for Counters {
 
     fn render(&self, _cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let mut md = String::from(METHOD);
-        let note = |what: &str, metric: &str| {
+        let note = |what: &str, metric: Metric| {
             mine.iter()
                 .find(|r| r.layout == what && r.metric == metric)
                 .map(|r| r.param.clone())
         };
-        if let Some(geometry) = note("cachegrind", "ll_bytes") {
+        if let Some(geometry) = note("cachegrind", Metric::LlBytes) {
             md.push_str(&format!(
                 "\nSimulated cache geometry (as cachegrind reported it): {geometry}.\n"
             ));
@@ -106,7 +107,7 @@ impl Experiment for Counters {
         }
         let mut counts: Vec<u64> = mine
             .iter()
-            .filter(|r| r.metric == "instructions")
+            .filter(|r| r.metric == Metric::Instructions)
             .map(|r| r.n)
             .collect();
         counts.sort_unstable();
@@ -130,7 +131,7 @@ impl Experiment for Counters {
                             row.push(run.cycles.map_or("-".into(), fmt_num));
                             row.push(run.ipc().map_or("-".into(), |i| format!("{i:.2}")));
                             row.push(
-                                Query::metric("running_pct")
+                                Query::metric(Metric::RunningPct)
                                     .layout(kind.name())
                                     .n(n)
                                     .param(REAL)
@@ -192,7 +193,7 @@ fn with_pct(v: f64, pct: f64, unit: &str) -> String {
 fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record {
     Record::new(NAME, kind.name(), "f32", n)
         .param(format!("{source}: {reason}"))
-        .value("unavailable", "cells", 1.0)
+        .value(Metric::Unavailable, "cells", 1.0)
 }
 
 /// One line per reason: "not measured: reason" when no cell of `source` counted at all (no
@@ -200,7 +201,7 @@ fn unavailable(kind: LayoutKind, n: usize, source: &str, reason: &str) -> Record
 fn not_measured(mine: &[Record], source: &str, what: &str) -> String {
     let prefix = format!("{source}: ");
     let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
-    for r in mine.iter().filter(|r| r.metric == "unavailable") {
+    for r in mine.iter().filter(|r| r.metric == Metric::Unavailable) {
         let Some(why) = r.param.strip_prefix(&prefix) else {
             continue;
         };
@@ -212,7 +213,7 @@ fn not_measured(mine: &[Record], source: &str, what: &str) -> String {
     }
     let counted = mine
         .iter()
-        .any(|r| r.param == source && r.metric == "instructions");
+        .any(|r| r.param == source && r.metric == Metric::Instructions);
     reasons
         .iter()
         .map(|(why, cells)| {
@@ -232,15 +233,22 @@ fn records(kind: LayoutKind, n: usize, source: &str, run: &PerEntity) -> Vec<Rec
         .map(|(metric, v)| {
             Record::new(NAME, kind.name(), "f32", n)
                 .param(source)
-                .value(metric, "per entity", v)
+                .value(
+                    metric.parse().expect("every counter is a metric"),
+                    "per entity",
+                    v,
+                )
         })
         .collect()
 }
 
 /// One layout's counted run at `n`, read back from the records.
 pub fn per_entity(records: &[Record], layout: &str, n: u64, source: &str) -> Option<PerEntity> {
-    PerEntity::from_fields(|metric| {
-        let query = Query::metric(metric).layout(layout).n(n).param(source);
+    PerEntity::from_fields(|name| {
+        let query = Query::metric(name.parse().ok()?)
+            .layout(layout)
+            .n(n)
+            .param(source);
         // Other experiments count with cachegrind too (`headline`, `simd`): only ours.
         records
             .iter()
@@ -324,7 +332,9 @@ fn beside_the_article(mine: &[Record]) -> String {
 pub fn served_plots(records: &[Record]) -> Vec<(String, String)> {
     let mut counts: Vec<u64> = records
         .iter()
-        .filter(|r| r.experiment == NAME && r.param == SIMULATED && r.metric == "instructions")
+        .filter(|r| {
+            r.experiment == NAME && r.param == SIMULATED && r.metric == Metric::Instructions
+        })
         .map(|r| r.n)
         .collect();
     counts.sort_unstable();

@@ -23,6 +23,7 @@ use crate::bench::report::child::{instructions_record, this_binary};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::Stats;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::output::write_atomically;
 use crate::bench::report::record::Record;
 use crate::bench::report::spread::{median, range, short};
@@ -214,7 +215,7 @@ fn cpp_cell(
         runtime: version,
         ..Record::new(NAME, format!("cpp-{program}"), "f32", n)
             .param(format!("flags={};rep={rep}", flags.name()))
-            .with("frame_ms", "ms", stats)
+            .with(Metric::FrameMs, "ms", stats)
     }])
 }
 
@@ -234,7 +235,7 @@ fn rust_cell(
                 flags.name(),
                 tier.name()
             ))
-            .with("frame_ms", "ms", stats),
+            .with(Metric::FrameMs, "ms", stats),
     ])
 }
 
@@ -261,13 +262,14 @@ fn count_cell(flags: Flags, program: &str) -> Vec<Record> {
         )
     });
     vec![match counted {
-        Ok(sim) => {
-            rec.param(param)
-                .value("instructions", "per entity", sim.per_entity.instructions)
-        }
+        Ok(sim) => rec.param(param).value(
+            Metric::Instructions,
+            "per entity",
+            sim.per_entity.instructions,
+        ),
         Err(why) => rec
             .param(format!("{param}: {why}"))
-            .value("unavailable", "cells", 1.0),
+            .value(Metric::Unavailable, "cells", 1.0),
     }]
 }
 
@@ -292,7 +294,7 @@ fn per_process(mine: &[Record], layout: &str, n: u64, flags: Flags) -> Vec<f64> 
     let prefix = format!("flags={};", flags.name());
     let mut found: Vec<(usize, f64)> = mine
         .iter()
-        .filter(|r| r.metric == "frame_ms" && r.layout == layout && r.n == n)
+        .filter(|r| r.metric == Metric::FrameMs && r.layout == layout && r.n == n)
         .filter(|r| r.param.starts_with(&prefix))
         .filter_map(|r| {
             let rep = r.param.split(';').find_map(|p| p.strip_prefix("rep="))?;
@@ -340,9 +342,9 @@ fn instructions(mine: &[Record], layout: &str, flags: Flags) -> String {
         r.layout == layout
             && r.n == COUNTED_N as u64
             && r.param.starts_with(&prefix)
-            && (r.metric == "instructions" || r.metric == "unavailable")
+            && (r.metric == Metric::Instructions || r.metric == Metric::Unavailable)
     }) {
-        Some(r) if r.metric == "instructions" => fmt_num(r.p50),
+        Some(r) if r.metric == Metric::Instructions => fmt_num(r.p50),
         Some(r) => format!("not counted: {}", short_reason(&r.param)),
         None => "-".into(),
     }
@@ -409,7 +411,7 @@ impl Experiment for Cpp {
                 .err()
                 .unwrap_or_else(|| "a compiler was found".into());
             return Ok(vec![Record::new(NAME, "c++", "f32", 0).param(why).value(
-                "unavailable",
+                Metric::Unavailable,
                 "cells",
                 1.0,
             )]);
@@ -444,7 +446,7 @@ impl Experiment for Cpp {
         }
         let compiler = mine
             .iter()
-            .find(|r| r.layout.starts_with("cpp-") && r.metric == "frame_ms")
+            .find(|r| r.layout.name().starts_with("cpp-") && r.metric == Metric::FrameMs)
             .map_or("the C++ compiler".to_string(), |r| r.runtime.clone());
         let mut md = format!(
             "`benches/cpp/layouts.cpp` built by {compiler} at `-O2 -march=native` (the article's flags) and `-O2`; f32, one thread, p50 ms per frame of each process (warm-up, then samples of at least 1 ms for about a second), the median of {} processes per figure [min..max]. Ratios pair the same process number of both sides. The article: Ryzen 7 5800X, GCC 13.2, `-O2 -march=native`, 100 frames.\n\n",

@@ -8,6 +8,7 @@ use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::bench::studies::layouts::{self, default_counts};
@@ -28,7 +29,7 @@ fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, u
 }
 
 fn ms(prior: &[Record], layout: &str, n: u64) -> Option<f64> {
-    Query::metric("frame_ms")
+    Query::metric(Metric::FrameMs)
         .layout(layout)
         .scalar("f64")
         .threads("1")
@@ -104,7 +105,7 @@ impl Experiment for Crossings {
                 Ok(vec![
                     Record::new(NAME, "soa-vs-boxed", "f64", hi)
                         .param(format!("bracket={lo}..{hi}"))
-                        .value("saving_reaches_1ms_at", "entities", hi as f64),
+                        .value(Metric::SavingReaches1msAt, "entities", hi as f64),
                 ])
             }
             ["budget", layout, lo, hi] => {
@@ -115,7 +116,7 @@ impl Experiment for Crossings {
                 Ok(vec![
                     Record::new(NAME, kind.name(), "f64", hi)
                         .param(format!("bracket={lo}..{hi}"))
-                        .value("breaks_budget_at", "entities", hi as f64),
+                        .value(Metric::BreaksBudgetAt, "entities", hi as f64),
                 ])
             }
             _ => Err(cell.bad(expected)),
@@ -135,7 +136,7 @@ impl Experiment for Crossings {
                 "needs the `layouts` experiment in the same run".to_string()
             }
         };
-        let saving = Query::metric("saving_reaches_1ms_at")
+        let saving = Query::metric(Metric::SavingReaches1msAt)
             .layout("soa-vs-boxed")
             .scalar("f64")
             .find(mine);
@@ -147,7 +148,7 @@ impl Experiment for Crossings {
             fmt_count(studies::JS_SAVING_1MS_AT as u64),
         ]];
         for kind in LayoutKind::CPU {
-            let found = Query::metric("breaks_budget_at")
+            let found = Query::metric(Metric::BreaksBudgetAt)
                 .layout(kind.name())
                 .scalar("f64")
                 .find(mine);

@@ -10,6 +10,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::{DynAgents, Layout, LayoutKind};
@@ -70,13 +71,20 @@ impl Experiment for Dispatch {
             })?;
             move_only(layout, cfg)
         };
-        Ok(vec![
-            Record::new(NAME, cell, "f32", n).with("move_ms", "ms", stats),
-        ])
+        Ok(vec![Record::new(NAME, cell, "f32", n).with(
+            Metric::MoveMs,
+            "ms",
+            stats,
+        )])
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let ms = |l: &str| Query::metric("move_ms").layout(l).find(mine).map(|r| r.p50);
+        let ms = |l: &str| {
+            Query::metric(Metric::MoveMs)
+                .layout(l)
+                .find(mine)
+                .map(|r| r.p50)
+        };
         let one = ms("dyn-1");
         let table_rows: Vec<Vec<String>> = rows()
             .into_iter()

@@ -12,6 +12,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{ms_and_ns, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
@@ -159,8 +160,12 @@ impl Experiment for Filtered {
         let mut out = Vec::new();
         for (layout, stats, matched) in run_share(cfg, n, percent) {
             let rec = Record::new(NAME, layout, "f32", n).param(cell);
-            out.push(rec.clone().with("pass_ms", "ms", stats));
-            out.push(rec.with("ns_per_matched", "ns", stats.scaled(1e6 / matched as f64)));
+            out.push(rec.clone().with(Metric::PassMs, "ms", stats));
+            out.push(rec.with(
+                Metric::NsPerMatched,
+                "ns",
+                stats.scaled(1e6 / matched as f64),
+            ));
         }
         Ok(out)
     }
@@ -173,8 +178,8 @@ impl Experiment for Filtered {
                 let param = format!("share={p}%");
                 let mut row = vec![format!("{p}%")];
                 for l in layouts {
-                    let query = Query::metric("").layout(l).param(&param);
-                    row.push(ms_and_ns(mine, query, "pass_ms", "ns_per_matched"));
+                    let query = Query::metric(Metric::PassMs).layout(l).param(&param);
+                    row.push(ms_and_ns(mine, query, Metric::PassMs, Metric::NsPerMatched));
                 }
                 row
             })

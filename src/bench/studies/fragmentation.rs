@@ -15,6 +15,7 @@ use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::{EcsLayout, InTable, Position, Velocity};
@@ -142,8 +143,8 @@ impl Experiment for Fragmentation {
             ("soa-chunks", chunks_pass(cfg, chunks, dt)),
         ] {
             let rec = Record::new(NAME, layout, "f32", n).param(cell);
-            out.push(rec.clone().with("pass_ms", "ms", stats));
-            out.push(rec.with("ns_per_entity", "ns", stats.scaled(1e6 / n as f64)));
+            out.push(rec.clone().with(Metric::PassMs, "ms", stats));
+            out.push(rec.with(Metric::NsPerEntity, "ns", stats.scaled(1e6 / n as f64)));
         }
         Ok(out)
     }
@@ -151,7 +152,7 @@ impl Experiment for Fragmentation {
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let n = cfg.pick(500_000, 50_000);
         let ns = |layout: &str, a: usize| {
-            Query::metric("ns_per_entity")
+            Query::metric(Metric::NsPerEntity)
                 .layout(layout)
                 .param(&format!("archetypes={a}"))
                 .find(mine)

@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 
@@ -76,7 +77,7 @@ struct ScriptRecord {
     layout: String,
     n: u64,
     param: String,
-    metric: String,
+    metric: Metric,
     unit: String,
     p50: f64,
     p10: f64,
@@ -121,7 +122,7 @@ fn run_script(cfg: &BenchConfig, cell: &str, args: &[String]) -> Result<Vec<Reco
         .map(|r| Record {
             n: r.n,
             param: r.param,
-            metric: r.metric.clone(),
+            metric: r.metric,
             unit: r.unit,
             p50: r.p50,
             p10: r.p10,
@@ -169,7 +170,7 @@ impl Experiment for Js {
                 .err()
                 .unwrap_or_else(|| "node was found".into());
             return Ok(vec![Record::new(NAME, "node", "f64", 0).param(why).value(
-                "unavailable",
+                Metric::Unavailable,
                 "cells",
                 1.0,
             )]);
@@ -191,7 +192,7 @@ impl Experiment for Js {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
-        if let Some(skipped) = mine.iter().find(|r| r.metric == "unavailable") {
+        if let Some(skipped) = mine.iter().find(|r| r.metric == Metric::Unavailable) {
             return format!("Skipped: {}.\n", skipped.param);
         }
         let runtime = mine
@@ -208,7 +209,10 @@ impl Experiment for Js {
 
 fn js_ms(records: &[Record], layout: &str, n: u64, systems: &str) -> Option<f64> {
     let param = format!("systems={systems}");
-    let query = Query::metric("frame_ms").layout(layout).n(n).param(&param);
+    let query = Query::metric(Metric::FrameMs)
+        .layout(layout)
+        .n(n)
+        .param(&param);
     records
         .iter()
         .find(|r| r.experiment == NAME && query.matches(r))
@@ -221,7 +225,7 @@ fn js_ms(records: &[Record], layout: &str, n: u64, systems: &str) -> Option<f64>
 pub fn beside_js(all: &[Record]) -> String {
     if !all
         .iter()
-        .any(|r| r.experiment == NAME && r.metric == "frame_ms")
+        .any(|r| r.experiment == NAME && r.metric == Metric::FrameMs)
     {
         return String::new();
     }
@@ -233,7 +237,7 @@ pub fn beside_js(all: &[Record]) -> String {
     let mut rows = Vec::new();
     for &(n, ..) in &studies::JS_LAYOUTS {
         for layout in FRAME_LAYOUTS {
-            let ours = Query::metric("frame_ms")
+            let ours = Query::metric(Metric::FrameMs)
                 .layout(layout)
                 .scalar("f64")
                 .threads("1")
@@ -286,7 +290,7 @@ pub fn beside_js(all: &[Record]) -> String {
 fn width_table(cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
     let n = width_n(cfg) as u64;
     let ns = |layout: &str, n: u64, s: usize, records: &[Record]| {
-        Query::metric("ns_per_element")
+        Query::metric(Metric::NsPerElement)
             .layout(layout)
             .n(n)
             .param(&format!("streams={s}"))

@@ -7,6 +7,7 @@ use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures::{self as studies, js_layout_ms};
 use crate::catalog::AllLayouts;
@@ -30,7 +31,7 @@ fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, Benc
     let mut out = Vec::new();
     for kind in LayoutKind::CPU {
         let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
-        out.push(Record::new(NAME, kind.name(), S::NAME, n).with("frame_ms", "ms", stats));
+        out.push(Record::new(NAME, kind.name(), S::NAME, n).with(Metric::FrameMs, "ms", stats));
     }
     Ok(out)
 }
@@ -79,7 +80,7 @@ impl Experiment for Layouts {
                 .map(|kind| {
                     let mut row = vec![format!("{} (`{}`)", kind.label(), kind.name())];
                     for &n in &counts {
-                        let cell = Query::metric("frame_ms")
+                        let cell = Query::metric(Metric::FrameMs)
                             .layout(kind.name())
                             .scalar(scalar)
                             .threads("1")
@@ -105,13 +106,13 @@ impl Experiment for Layouts {
                 .map(|kind| {
                     let mut row = vec![format!("`{}`", kind.name())];
                     for &n in &counts {
-                        let me = Query::metric("frame_ms")
+                        let me = Query::metric(Metric::FrameMs)
                             .layout(kind.name())
                             .scalar(scalar)
                             .threads("1")
                             .n(n)
                             .find(mine);
-                        let boxed = Query::metric("frame_ms")
+                        let boxed = Query::metric(Metric::FrameMs)
                             .layout("boxed")
                             .scalar(scalar)
                             .threads("1")
@@ -140,13 +141,13 @@ impl Experiment for Layouts {
 /// to ours: `dyn-1` vs `soa` and vs the tuned Bevy ECS, in f32 as the article used floats.
 fn cpp_comparison(mine: &[Record]) -> String {
     let ratio = |n: u64, fast: &str| {
-        let oop = Query::metric("frame_ms")
+        let oop = Query::metric(Metric::FrameMs)
             .layout("dyn-1")
             .scalar("f32")
             .threads("1")
             .n(n)
             .find(mine)?;
-        let fast = Query::metric("frame_ms")
+        let fast = Query::metric(Metric::FrameMs)
             .layout(fast)
             .scalar("f32")
             .threads("1")

@@ -7,6 +7,7 @@
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::LayoutKind;
@@ -59,12 +60,13 @@ impl Experiment for Memory {
         let resident = after.saturating_sub(before) as f64 / n as f64;
         let rec = Record::new(NAME, kind.name(), "f32", n);
         Ok(vec![
-            rec.clone().value("payload_bytes_per_entity", "B", payload),
             rec.clone()
-                .value("allocated_bytes_per_entity", "B", allocated),
+                .value(Metric::PayloadBytesPerEntity, "B", payload),
             rec.clone()
-                .value("resident_bytes_per_entity", "B", resident),
-            rec.value("peak_rss_mib", "MiB", peak as f64 / (1024.0 * 1024.0)),
+                .value(Metric::AllocatedBytesPerEntity, "B", allocated),
+            rec.clone()
+                .value(Metric::ResidentBytesPerEntity, "B", resident),
+            rec.value(Metric::PeakRssMib, "MiB", peak as f64 / (1024.0 * 1024.0)),
         ])
     }
 
@@ -74,7 +76,7 @@ impl Experiment for Memory {
             let rows: Vec<Vec<String>> = LayoutKind::CPU
                 .iter()
                 .map(|kind| {
-                    let get = |metric: &str| {
+                    let get = |metric: Metric| {
                         Query::metric(metric)
                             .layout(kind.name())
                             .n(n as u64)
@@ -83,10 +85,10 @@ impl Experiment for Memory {
                     };
                     vec![
                         format!("`{kind}`"),
-                        get("payload_bytes_per_entity"),
-                        get("allocated_bytes_per_entity"),
-                        get("resident_bytes_per_entity"),
-                        get("peak_rss_mib"),
+                        get(Metric::PayloadBytesPerEntity),
+                        get(Metric::AllocatedBytesPerEntity),
+                        get(Metric::ResidentBytesPerEntity),
+                        get(Metric::PeakRssMib),
                     ]
                 })
                 .collect();

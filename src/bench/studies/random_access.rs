@@ -20,6 +20,7 @@ use crate::bench::kit::seeded::fill_seeded;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::{Armor, EcsLayout, Energy, Health, InTable, Position, Regen, Velocity};
@@ -252,7 +253,7 @@ impl Experiment for RandomAccess {
         let rec = |layout: &str, fields: usize, stats: Stats| {
             Record::new(NAME, layout, "f64", n)
                 .param(format!("fields={fields}"))
-                .with("ns_per_lookup", "ns", stats.scaled(per_lookup))
+                .with(Metric::NsPerLookup, "ns", stats.scaled(per_lookup))
         };
         let cell = Cell::new(NAME, cell);
         let expected = "fields=<width>, huge-pages:fields=<width>, hashmap or ecs";
@@ -273,7 +274,7 @@ impl Experiment for RandomAccess {
                     Record::new(NAME, "soa-huge-pages", "f64", n)
                         .param(format!("fields={f}"))
                         .value(
-                            "anon_huge_pages_mib",
+                            Metric::AnonHugePagesMib,
                             "MiB",
                             (huge_bytes as f64 / (1 << 20) as f64).max(f64::MIN_POSITIVE),
                         ),
@@ -300,7 +301,7 @@ impl Experiment for RandomAccess {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let ns = |layout: &str, f: usize| {
-            Query::metric("ns_per_lookup")
+            Query::metric(Metric::NsPerLookup)
                 .layout(layout)
                 .param(&format!("fields={f}"))
                 .find(mine)
@@ -349,7 +350,7 @@ impl Experiment for RandomAccess {
         );
         let huge_mib: f64 = mine
             .iter()
-            .filter(|r| r.metric == "anon_huge_pages_mib")
+            .filter(|r| r.metric == Metric::AnonHugePagesMib)
             .map(|r| r.p50)
             .fold(0.0, f64::max);
         md.push_str(&format!(

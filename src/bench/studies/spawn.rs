@@ -7,6 +7,7 @@
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::swarm::Swarm;
@@ -65,12 +66,16 @@ impl Experiment for Spawn {
                 .zip(ms)
             {
                 out.push(rec.clone().param(pattern.name()).with(
-                    "frame_ms",
+                    Metric::FrameMs,
                     "ms",
                     Stats::from_samples(samples),
                 ));
             }
-            out.push(rec.with("ratio_streams_to_uniform", "x", Stats::from_samples(ratios)));
+            out.push(rec.with(
+                Metric::RatioStreamsToUniform,
+                "x",
+                Stats::from_samples(ratios),
+            ));
         }
         Ok(out)
     }
@@ -81,12 +86,12 @@ impl Experiment for Spawn {
             .filter_map(|kind| {
                 let name = kind.name();
                 let get = |param: &str| {
-                    Query::metric("frame_ms")
+                    Query::metric(Metric::FrameMs)
                         .layout(name)
                         .param(param)
                         .find(mine)
                 };
-                let ratio = Query::metric("ratio_streams_to_uniform")
+                let ratio = Query::metric(Metric::RatioStreamsToUniform)
                     .layout(name)
                     .find(mine)?;
                 Some(vec![

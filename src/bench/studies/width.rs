@@ -12,6 +12,7 @@ use crate::bench::kit::chunked::ChunkedFields;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
 use crate::bench::report::format::{fmt_num, table, vs_study};
 use crate::bench::report::harness::measure;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 
@@ -114,8 +115,8 @@ impl Experiment for Width {
         let mut record = |s: usize, stats: crate::bench::report::harness::Stats| {
             let ns = stats.scaled(1e6 / (n * s) as f64);
             let base = Record::new(NAME, layout, "f64", n).param(format!("streams={s}"));
-            out.push(base.clone().with("read_ms", "ms", stats));
-            out.push(base.with("ns_per_element", "ns", ns));
+            out.push(base.clone().with(Metric::ReadMs, "ms", stats));
+            out.push(base.with(Metric::NsPerElement, "ns", ns));
         };
         match layout {
             _ if !LAYOUTS.contains(&layout) => {
@@ -178,12 +179,12 @@ impl Experiment for Width {
             let param = format!("streams={s}");
             let mut row = vec![s.to_string()];
             for layout in LAYOUTS {
-                let ms = Query::metric("read_ms")
+                let ms = Query::metric(Metric::ReadMs)
                     .layout(layout)
                     .scalar("f64")
                     .param(&param)
                     .find(mine);
-                let ns = Query::metric("ns_per_element")
+                let ns = Query::metric(Metric::NsPerElement)
                     .layout(layout)
                     .scalar("f64")
                     .param(&param)
@@ -232,7 +233,7 @@ impl Experiment for Width {
 /// median of S = 1, 2, 4) or more.
 pub fn soa_cliff(mine: &[Record]) -> Option<(usize, f64, f64)> {
     let ns = |s: usize| {
-        Query::metric("ns_per_element")
+        Query::metric(Metric::NsPerElement)
             .layout("soa")
             .scalar("f64")
             .param(&format!("streams={s}"))
@@ -271,7 +272,7 @@ fn cliff_sentence(mine: &[Record]) -> String {
 /// How close the chunks come to the better of SoA and AoS at the narrowest and widest reads.
 fn chunks_sentence(mine: &[Record]) -> String {
     let ms = |layout: &str, s: usize| {
-        Query::metric("read_ms")
+        Query::metric(Metric::ReadMs)
             .layout(layout)
             .scalar("f64")
             .param(&format!("streams={s}"))
