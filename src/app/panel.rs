@@ -24,7 +24,6 @@ use super::scoreboard::{self, BUDGET_MS, RED, budget_color, count_label};
 use super::sim::{Request, Sim};
 use super::stage::stage;
 use super::stats::{FrameStats, Series, WINDOW_S, system_split};
-use super::talk::LAYOUT_KEYS;
 use super::{Canvas, ResidentMemory, UiState};
 
 const PRESETS: [(usize, &str); 5] = [
@@ -192,12 +191,7 @@ fn controls(
 ) {
     // The layout asked for, even while its entities are still being copied into it.
     let current = sim.driver.requested_layout();
-    let key_of = |kind: LayoutKind| {
-        LayoutKind::ALL
-            .iter()
-            .position(|&k| k == kind)
-            .map_or("", |i| LAYOUT_KEYS[i].2)
-    };
+    let key_of = |kind: LayoutKind| kind.row().key;
     ui.horizontal(|ui| {
         ui.label(RichText::new("layout").strong());
         egui::ComboBox::from_id_salt("layout")

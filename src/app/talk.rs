@@ -31,30 +31,35 @@ use super::sim::{Request, Sim, SimSet};
 use super::stats::FrameStats;
 use super::{Canvas, UiState};
 
-/// The key for each layout of `LayoutKind::ALL`, in order, whether it is pressed with Shift, and
-/// how the panel names it. Our layouts and Bevy's keep the digit row they always had; the other
-/// ECS libraries (which sit beside Bevy's in the list) take Shift and 1 to 6.
-pub const LAYOUT_KEYS: [(KeyCode, bool, &str); LayoutKind::ALL.len()] = [
-    (KeyCode::Digit1, false, "1"),
-    (KeyCode::Digit2, false, "2"),
-    (KeyCode::Digit3, false, "3"),
-    (KeyCode::Digit1, true, "Shift+1"),
-    (KeyCode::Digit2, true, "Shift+2"),
-    (KeyCode::Digit3, true, "Shift+3"),
-    (KeyCode::Digit4, true, "Shift+4"),
-    (KeyCode::Digit5, true, "Shift+5"),
-    (KeyCode::Digit6, true, "Shift+6"),
-    (KeyCode::Digit4, false, "4"),
-    (KeyCode::Digit5, false, "5"),
-    (KeyCode::Digit6, false, "6"),
-    (KeyCode::Digit7, false, "7"),
-    (KeyCode::Digit8, false, "8"),
-    (KeyCode::Digit9, false, "9"),
-    (KeyCode::Digit0, false, "0"),
-    (KeyCode::Minus, false, "-"),
-    (KeyCode::Equal, false, "="),
-    (KeyCode::KeyG, false, "G"),
-];
+/// The key that picks `kind` (its row of the table of layouts names it: `4`, `Shift+2`, `G`),
+/// and whether it is pressed with Shift. Our layouts and Bevy's keep the digit row they always
+/// had; the other ECS libraries (which sit beside Bevy's in the list) take Shift and 1 to 6.
+pub fn layout_key(kind: LayoutKind) -> (KeyCode, bool) {
+    let name = kind.row().key;
+    let (shift, key) = match name.strip_prefix("Shift+") {
+        Some(key) => (true, key),
+        None => (false, name),
+    };
+    let code = match key {
+        "0" => KeyCode::Digit0,
+        "1" => KeyCode::Digit1,
+        "2" => KeyCode::Digit2,
+        "3" => KeyCode::Digit3,
+        "4" => KeyCode::Digit4,
+        "5" => KeyCode::Digit5,
+        "6" => KeyCode::Digit6,
+        "7" => KeyCode::Digit7,
+        "8" => KeyCode::Digit8,
+        "9" => KeyCode::Digit9,
+        "-" => KeyCode::Minus,
+        "=" => KeyCode::Equal,
+        "G" => KeyCode::KeyG,
+        other => panic!(
+            "the table of layouts gives {kind} the key {other}, which the app has no key code for"
+        ),
+    };
+    (code, shift)
+}
 
 #[derive(Resource)]
 pub struct Talk {
@@ -136,8 +141,9 @@ fn keys(
     mut requests: MessageWriter<Request>,
 ) {
     let shift = input.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
-    for ((key, with_shift, _), kind) in LAYOUT_KEYS.iter().zip(LayoutKind::ALL) {
-        if input.just_pressed(*key) && *with_shift == shift {
+    for kind in LayoutKind::ALL {
+        let (key, with_shift) = layout_key(kind);
+        if input.just_pressed(key) && with_shift == shift {
             requests.write(Request(Action::Layout(kind)));
         }
     }
@@ -424,4 +430,19 @@ fn finish(
         0 => AppExit::Success,
         code => AppExit::from_code(code),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every layout's key, from the table, is one the app knows, and no two layouts share one.
+    #[test]
+    fn every_layout_has_a_key_of_its_own() {
+        let keys: std::collections::HashSet<(KeyCode, bool)> =
+            LayoutKind::ALL.into_iter().map(layout_key).collect();
+        assert_eq!(keys.len(), LayoutKind::ALL.len());
+        assert_eq!(layout_key(LayoutKind::HecsTuned), (KeyCode::Digit2, true));
+        assert_eq!(layout_key(LayoutKind::Gpu), (KeyCode::KeyG, false));
+    }
 }

@@ -14,18 +14,39 @@ use crate::values::BenchCount;
 pub fn run(args: BenchArgs) -> ExitCode {
     match run_bench(args) {
         Ok(code) => code,
-        Err(e) => {
+        Err(Stopped { error, code }) => {
             eprintln!(
-                "{}{e}",
-                if matches!(e, BenchError::Interrupted { .. }) {
+                "{}{error}",
+                if matches!(error, BenchError::Interrupted { .. }) {
                     ""
                 } else {
                     "error: "
                 }
             );
-            ExitCode::from(exit_code(&e))
+            ExitCode::from(code)
         }
     }
+}
+
+/// An error and its exit code: the same kind of error (a folder that cannot be written, say) is
+/// a usage error when it stops the request before anything ran, and a failure after.
+struct Stopped {
+    error: BenchError,
+    code: u8,
+}
+
+impl From<BenchError> for Stopped {
+    fn from(error: BenchError) -> Self {
+        Stopped {
+            code: exit_code(&error),
+            error,
+        }
+    }
+}
+
+/// For the checks before the first cell: whatever they find, nothing ran.
+fn asked_wrong(error: BenchError) -> Stopped {
+    Stopped { error, code: USAGE }
 }
 
 /// A request the bench cannot run as asked is a usage error; one that started and failed is a
@@ -76,7 +97,7 @@ pub struct BenchArgs {
     cell: Option<String>,
 }
 
-fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
+fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
     use bench::report::journal::{Interrupted, Journal, Plan};
 
     let mut cfg = BenchConfig::new(args.quick);
@@ -89,7 +110,7 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(json) = &args.replot {
-        let files = bench::replot(json)?;
+        let files = bench::replot(json).map_err(asked_wrong)?;
         eprintln!("wrote {}", files.join(", "));
         return Ok(ExitCode::SUCCESS);
     }
@@ -100,11 +121,11 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
     }
     let (selected, command, out, keep) = match &args.resume {
         Some(dir) => {
-            let resumed = Interrupted::read(dir)?;
+            let resumed = Interrupted::read(dir).map_err(asked_wrong)?;
             cfg = resumed.plan.config();
             let selected = bench::select(&resumed.plan.experiments)?;
             let keep = bench::Keep {
-                journal: Some(Journal::append(dir)?),
+                journal: Some(Journal::append(dir).map_err(asked_wrong)?),
                 resumed: Some(resumed),
             };
             let command = keep.resumed.as_ref().unwrap().plan.command.clone();
@@ -115,7 +136,7 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
             let command = std::env::args().collect::<Vec<_>>().join(" ");
             let mut keep = bench::Keep::default();
             if let Some(dir) = &args.out {
-                bench::prepare_out_dir(dir)?;
+                bench::prepare_out_dir(dir).map_err(asked_wrong)?;
                 let plan = Plan {
                     command: command.clone(),
                     quick: cfg.quick,
@@ -123,7 +144,7 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, BenchError> {
                     counts: cfg.counts.clone(),
                     experiments: selected.iter().map(|e| e.name().to_string()).collect(),
                 };
-                keep.journal = Some(Journal::create(dir, &plan)?);
+                keep.journal = Some(Journal::create(dir, &plan).map_err(asked_wrong)?);
             }
             (selected, command, args.out.clone(), keep)
         }

@@ -8,8 +8,8 @@
 //! - 1 ([`FAILED`]): the run started and failed: a mismatch between layouts, a soak's memory
 //!   check, a bench cell, results that could not be written;
 //! - 2 ([`USAGE`]): the request cannot be run as asked: a bad value, or one this machine cannot
-//!   take (a count over its memory, the gpu layout without an adapter); the message names the
-//!   value and what is accepted, and nothing ran;
+//!   take (a count over its memory, the gpu layout without an adapter, an `--out` or `--resume`
+//!   folder it cannot use); the message names the value and what is accepted, and nothing ran;
 //! - 130 and 143 ([`INTERRUPTED`], [`TERMINATED`]): Ctrl-C or SIGTERM, after what was finished
 //!   was kept.
 

@@ -158,7 +158,7 @@ const fn row(kind: LayoutKind, name: &'static str, label: &'static str) -> Layou
 
 /// Every layout, in the order the panel and the reports list them: the CPU layouts, then the
 /// gpu layout.
-pub const TABLE: [LayoutRow; 19] = [
+pub const TABLE: &[LayoutRow] = &[
     LayoutRow {
         key: "1",
         family: Family::Bevy,
@@ -364,22 +364,38 @@ pub const TABLE: [LayoutRow; 19] = [
 /// The kind counts the dyn layout offers (the JS study's 1, 2, 4 and 12 shapes).
 pub const DYN_KINDS: [u8; 4] = [1, 2, 4, 12];
 
+/// How many rows of [`TABLE`] live in CPU memory.
+const CPU_ROWS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < TABLE.len() {
+        if !TABLE[i].device {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 impl LayoutKind {
     /// Every layout in CPU memory, in the order the panel and the reports list them: what the
     /// CPU benches, the equivalence tests and `verify` (f32 and f64) run.
-    pub const CPU: [LayoutKind; 18] = {
-        let mut cpu = [LayoutKind::Soa; 18];
-        let mut i = 0;
-        while i < cpu.len() {
-            cpu[i] = TABLE[i].kind;
+    pub const CPU: [LayoutKind; CPU_ROWS] = {
+        let mut cpu = [LayoutKind::Soa; CPU_ROWS];
+        let (mut i, mut k) = (0, 0);
+        while i < TABLE.len() {
+            if !TABLE[i].device {
+                cpu[k] = TABLE[i].kind;
+                k += 1;
+            }
             i += 1;
         }
         cpu
     };
 
-    /// Every layout a person can pick: the CPU ones, then the gpu layout.
-    pub const ALL: [LayoutKind; 19] = {
-        let mut all = [LayoutKind::Gpu; 19];
+    /// Every layout a person can pick, in the table's order.
+    pub const ALL: [LayoutKind; TABLE.len()] = {
+        let mut all = [LayoutKind::Soa; TABLE.len()];
         let mut i = 0;
         while i < all.len() {
             all[i] = TABLE[i].kind;
@@ -390,29 +406,10 @@ impl LayoutKind {
 
     /// This layout's row of [`TABLE`].
     pub fn row(self) -> &'static LayoutRow {
-        let at = match self {
-            LayoutKind::EcsTable => 0,
-            LayoutKind::EcsSparse => 1,
-            LayoutKind::EcsContiguous => 2,
-            LayoutKind::Hecs => 3,
-            LayoutKind::HecsTuned => 4,
-            LayoutKind::Flecs => 5,
-            LayoutKind::FlecsTuned => 6,
-            LayoutKind::Shipyard => 7,
-            LayoutKind::ShipyardTuned => 8,
-            LayoutKind::Soa => 9,
-            LayoutKind::Chunks => 10,
-            LayoutKind::Aos => 11,
-            LayoutKind::Boxed => 12,
-            LayoutKind::BoxedShuffled => 13,
-            LayoutKind::Dyn(1) => 14,
-            LayoutKind::Dyn(2) => 15,
-            LayoutKind::Dyn(4) => 16,
-            LayoutKind::Dyn(12) => 17,
-            LayoutKind::Dyn(k) => panic!("dyn-{k} is not a layout: the kinds are {DYN_KINDS:?}"),
-            LayoutKind::Gpu => 18,
-        };
-        &TABLE[at]
+        TABLE
+            .iter()
+            .find(|row| row.kind == self)
+            .unwrap_or_else(|| panic!("{self:?} has no row in the table of layouts"))
     }
 
     /// The name used on the command line and in CSV/JSON.
@@ -533,6 +530,11 @@ mod tests {
             assert_eq!(kind.row().kind, kind);
             assert!(std::ptr::eq(kind.row(), &TABLE[i]));
         }
+        for k in DYN_KINDS {
+            assert_eq!(LayoutKind::Dyn(k).row().name, format!("dyn-{k}"));
+        }
+        assert!(LayoutKind::CPU.iter().all(|k| !k.is_gpu()));
+        assert_eq!(LayoutKind::CPU.len() + 1, LayoutKind::ALL.len());
         let names: std::collections::HashSet<&str> =
             LayoutKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names.len(), LayoutKind::ALL.len());
