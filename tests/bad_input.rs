@@ -237,6 +237,7 @@ fn a_bad_request_is_exit_2_and_a_failed_run_is_exit_1() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(names), "{args:?}: {stderr}");
     }
+    // A folder the bench cannot write is refused before any cell runs.
     let out = cli(&[
         "bench",
         "--only",
@@ -246,6 +247,24 @@ fn a_bad_request_is_exit_2_and_a_failed_run_is_exit_1() {
         "/sys/entity-layouts-bench",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/sys/entity-layouts-bench"), "{stderr}");
+    // A cell that fails once the run has started is a failure.
+    let cfg = entity_layouts::bench::BenchConfig::new(true);
+    let spawn = entity_layouts::bench::experiments()
+        .into_iter()
+        .find(|e| e.name() == "spawn")
+        .expect("the spawn experiment");
+    let cell = spawn.cells(&cfg, &[])[0].clone();
+    let out = Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["bench", "--only", "spawn", "--quick", "--in-process"])
+        .env(
+            entity_layouts::bench::FAIL_CELL_ENV,
+            format!("spawn {cell}"),
+        )
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cell(s) failed"), "{stderr}");
 }

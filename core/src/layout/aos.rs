@@ -114,17 +114,11 @@ impl<S: Scalar> Layout<S> for Aos<S> {
     }
 
     fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities {
-            seeking: Some(self),
-            in_host_memory: Some(self),
-            on_device: None,
-        }
+        Capabilities::in_host(self)
     }
 
     fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut {
-            seeking: Some(self),
-        }
+        CapabilitiesMut::in_host(self)
     }
 }
 

@@ -115,6 +115,26 @@ pub struct CapabilitiesMut<'a, S: Scalar> {
     pub seeking: Option<&'a mut dyn Seeking<S>>,
 }
 
+impl<'a, S: Scalar> Capabilities<'a, S> {
+    /// What a layout in CPU memory has: it seeks, and it says where its bytes are.
+    pub fn in_host<L: Seeking<S> + InHostMemory>(layout: &'a L) -> Self {
+        Capabilities {
+            seeking: Some(layout),
+            in_host_memory: Some(layout),
+            on_device: None,
+        }
+    }
+}
+
+impl<'a, S: Scalar> CapabilitiesMut<'a, S> {
+    /// The changing half of [`Capabilities::in_host`].
+    pub fn in_host<L: Seeking<S>>(layout: &'a mut L) -> Self {
+        CapabilitiesMut {
+            seeking: Some(layout),
+        }
+    }
+}
+
 /// Seeking: an entity holds a handle to another, its target, the way users of this storage
 /// refer to another entity, and the seek system reads the target's position through it. Every
 /// CPU layout seeks; the gpu layout does not yet.
