@@ -25,6 +25,7 @@ use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, V
 use entity_layouts::bandwidth::{FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit};
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, entity_starts, median_stride};
+use entity_layouts::layout::table::Footprint;
 use entity_layouts::threads::{Threads, core_count};
 
 use super::scoreboard::count_label;
@@ -192,33 +193,35 @@ enum Shown {
 impl Shown {
     fn of(sim: &Sim, kind: LayoutKind) -> Self {
         let n = sim.driver.swarm().len();
-        match kind {
-            LayoutKind::Gpu => Shown::Lines {
+        // Entities in boxes of their own are drawn by address; the rest, cache line by line.
+        let row = kind.row();
+        if row.device {
+            Shown::Lines {
                 regions: gpu_description(n.min(WINDOW)),
                 addressing: "buffer",
-            },
-            LayoutKind::Boxed | LayoutKind::BoxedShuffled | LayoutKind::Dyn(_) => {
-                let regions = sim.driver.swarm().regions(0..n.min(SCATTER));
-                // Up close: the first boxes byte by byte, fields in their kind's order, and what
-                // lies between them (malloc's headers, other objects).
-                let up_close = regions
-                    .iter()
-                    .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
-                    .copied()
-                    .collect();
-                let starts = entity_starts(&regions);
-                let range = address_range(&starts);
-                Shown::Boxes {
-                    regions,
-                    up_close,
-                    starts,
-                    range,
-                }
             }
-            _ => Shown::Lines {
+        } else if row.footprint == Footprint::Boxes {
+            let regions = sim.driver.swarm().regions(0..n.min(SCATTER));
+            // Up close: the first boxes byte by byte, fields in their kind's order, and what
+            // lies between them (malloc's headers, other objects).
+            let up_close = regions
+                .iter()
+                .filter(|r| r.entity < BOXES_UP_CLOSE && r.field != Field::Id)
+                .copied()
+                .collect();
+            let starts = entity_starts(&regions);
+            let range = address_range(&starts);
+            Shown::Boxes {
+                regions,
+                up_close,
+                starts,
+                range,
+            }
+        } else {
+            Shown::Lines {
                 regions: sim.driver.swarm().regions(0..n.min(WINDOW)),
                 addressing: "address",
-            },
+            }
         }
     }
 
