@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Here, before a run on a borrowed GPU machine (see scripts/device-run.sh): the release binary,
+# Here, before a run on a machine with a GPU (see scripts/device-run.sh): the release binary,
 # stripped and compressed, and the Vulkan/GL loader packages that machine lacks, into git-ignored
 # folders that the run carries (.device-carry and .gl).
 set -euo pipefail

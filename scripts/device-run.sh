@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# There, on the borrowed GPU machine, as one call (carry .device-carry and .gl; $OUT comes back):
+# There, on a machine with a GPU, as one call (carry .device-carry and .gl; $OUT comes back):
 # the gpu layout first (verify --gpu's ulps after 600 frames, bench --only gpu at 1M, 10M, 100M),
 # then the app's frame-time matrix at 1M, 4M and 10M entities with a real GPU under both
 # renderers (the gpu layout included, and 100M on it), then the renderers' bench (render) and

@@ -281,3 +281,61 @@ fn the_checker_finds_what_is_broken() {
     let twice = anchors("## f32\n## f32\n");
     assert!(twice.contains("f32") && twice.contains("f32-1"));
 }
+
+/// Words a reader cannot look up: our tracker's numbers, and how a machine was come by for a run.
+/// What happened to the program is what the pages and the code say instead.
+fn words_a_reader_cannot_look_up(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut found = Vec::new();
+    for (at, _) in lower.match_indices("issue ") {
+        let next = lower[at + "issue ".len()..].trim_start_matches('#');
+        if next.starts_with(|c: char| c.is_ascii_digit()) {
+            found.push(lower[at..(at + 12).min(lower.len())].to_string());
+        }
+    }
+    for phrase in [" lent ", " lent.", "device machine", "borrowed gpu"] {
+        if lower.contains(phrase) {
+            found.push(phrase.trim().to_string());
+        }
+    }
+    found
+}
+
+/// Every Rust and shell file under `dir`, recursively.
+fn sources_in(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources_in(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "rs" || e == "sh" || e == "txt" || e == "wgsl")
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_page_comment_or_message_names_a_tracker_number_or_how_a_machine_was_obtained() {
+    let mut files = pages();
+    files.extend(markdown_in(&Path::new(ROOT).join("docs/archive")));
+    for dir in ["src", "core/src", "scripts", "benches", "assets", "tests"] {
+        sources_in(&Path::new(ROOT).join(dir), &mut files);
+    }
+    let this_file = Path::new(ROOT).join("tests/docs_links.rs");
+    let mut wrong = Vec::new();
+    for file in files.iter().filter(|f| **f != this_file) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for word in words_a_reader_cannot_look_up(&text) {
+            wrong.push(format!("{}: {word}", file.display()));
+        }
+    }
+    assert!(files.len() > 100, "only {} files read", files.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The check finds what it is for.
+    assert_eq!(words_a_reader_cannot_look_up("see issue 31.").len(), 1);
+    assert_eq!(words_a_reader_cannot_look_up("(Issue #8)").len(), 1);
+    assert_eq!(words_a_reader_cannot_look_up("no GPU was lent.").len(), 1);
+    assert!(words_a_reader_cannot_look_up("an issue with the driver; 31 frames").is_empty());
+}

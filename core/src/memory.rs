@@ -97,7 +97,7 @@ pub fn peak_resident_bytes() -> Option<u64> {
 
 /// Asks the allocator to hand memory that was freed back to the OS. glibc keeps freed chunks in
 /// its arenas, and returns only the top of a heap by itself: after a boxed layout shrinks from 1M
-/// to 10k entities, resident memory stayed at 569 MB without this (issue 8's measurement), and
+/// to 10k entities, resident memory stayed at 569 MB without this (measured when this was added), and
 /// after a replaced layout was freed on another thread it stayed in that thread's arena.
 /// Elsewhere (macOS, Windows, musl) the allocators return memory themselves, and this does
 /// nothing.
