@@ -53,8 +53,9 @@ pub struct SoakReport {
     pub switches_landed: u64,
     pub checks: u64,
     pub mismatches: Vec<String>,
-    pub peak_rss: u64,
-    pub final_rss: u64,
+    /// Resident memory, largest and last sampled; `None` where the OS never said.
+    pub peak_rss: Option<u64>,
+    pub final_rss: Option<u64>,
     /// Resident memory at the first visit of each small count, and the largest later one.
     pub small_count_rss: HashMap<usize, (u64, u64)>,
     pub memory_failures: Vec<String>,
@@ -228,7 +229,7 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
         if last_progress.elapsed() >= Duration::from_secs(5) {
             last_progress = Instant::now();
             progress(&format!(
-                "[{:6.0} s] frames {} actions {} switches {} ({} landed) now {} entities in {} · rss {} MiB · mismatches {} · memory failures {}",
+                "[{:6.0} s] frames {} actions {} switches {} ({} landed) now {} entities in {} · rss {} · mismatches {} · memory failures {}",
                 started.elapsed().as_secs_f64(),
                 report.frames,
                 report.actions,
@@ -236,15 +237,20 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
                 report.switches_landed,
                 driver.swarm().len(),
                 driver.swarm().kind(),
-                report.final_rss >> 20,
+                mib_or_unknown(report.final_rss),
                 report.mismatches.len(),
                 report.memory_failures.len(),
             ));
         }
     }
     report.elapsed = started.elapsed();
-    report.final_rss = resident_bytes().unwrap_or(0);
+    report.final_rss = resident_bytes().or(report.final_rss);
     Ok(report)
+}
+
+/// `123 MiB`, or `unknown` where the OS did not say.
+pub fn mib_or_unknown(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "unknown".to_string(), |b| format!("{} MiB", b >> 20))
 }
 
 /// Samples resident memory; at a settled small count, compares it with the first visit there.
@@ -264,8 +270,8 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
     let Some(mut rss) = resident_bytes() else {
         return;
     };
-    report.peak_rss = report.peak_rss.max(rss);
-    report.final_rss = rss;
+    report.peak_rss = report.peak_rss.max(Some(rss));
+    report.final_rss = Some(rss);
     if !settled || !SMALL_COUNTS.contains(&driver.swarm().len()) {
         return;
     }

@@ -3,7 +3,7 @@
 //! - a script visits every layout at 100k entities, takes screenshots, grows to 400k and exits
 //!   half way through a layout switch: the exit code, dots over the world and the panel in every
 //!   screenshot (pixel statistics, not a golden image), every switch landed but the last, the
-//!   panel's content fits the window with all eleven layouts on the scoreboard, and the final
+//!   panel's content fits the window with every CPU layout on the scoreboard, and the final
 //!   checksum equals a windowless replay of the same script through the core;
 //! - at 1M and 4M entities the world shows structure: the luminance of 16x16-pixel blocks varies
 //!   (coefficient of variation at least 0.2; uniform random dots measured 0.006 at 1M);

@@ -214,8 +214,11 @@ fn the_results_index_and_its_pages_stay_one_question_long() {
             page.display(),
             text.len()
         );
-        // The same shape everywhere: the question and its answer first; the index links it.
-        let mut lines = text.lines().filter(|l| !l.is_empty());
+        // The same shape everywhere: the question and its answer first (after the line naming
+        // the studies, where the page cites them); the index links it.
+        let mut lines = text
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("*The stud"));
         assert!(
             lines.next().unwrap().starts_with("# "),
             "{}",
@@ -338,4 +341,65 @@ fn no_page_comment_or_message_names_a_tracker_number_or_how_a_machine_was_obtain
     assert_eq!(words_a_reader_cannot_look_up("(Issue #8)").len(), 1);
     assert_eq!(words_a_reader_cannot_look_up("no GPU was lent.").len(), 1);
     assert!(words_a_reader_cannot_look_up("an issue with the driver; 31 frames").is_empty());
+}
+
+/// The studies' titles, and what a page may call each once it has named it.
+const STUDIES: [(&str, &[&str]); 2] = [
+    (
+        "At how many entities does an ECS start paying off?",
+        &["js study", "javascript study", "the study's", "the study "],
+    ),
+    (
+        "C++ — Data-Oriented Design (ECS & SoA)",
+        &["c++ article", "the article"],
+    ),
+];
+
+/// The line (0-based, the page's title line skipped) where a page first mentions the study of
+/// `titles`'s entry without its title, if it does so before the title appears.
+fn unnamed_mention(page: &str, title: &str, short: &[&str]) -> Option<usize> {
+    for (i, line) in page.lines().enumerate().skip(1) {
+        if line.contains(title) {
+            return None;
+        }
+        let lower = line.to_lowercase();
+        if short.iter().any(|s| lower.contains(s)) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+#[test]
+fn every_page_names_each_study_by_its_title_before_it_shortens_it() {
+    let mut unnamed = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (title, short) in STUDIES {
+            if let Some(line) = unnamed_mention(&text, title, short) {
+                unnamed.push(format!(
+                    "{}:{}: mentions \"{title}\" before naming it",
+                    page.display(),
+                    line + 1
+                ));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "{}", unnamed.join("\n"));
+}
+
+#[test]
+fn a_study_shortened_before_its_title_is_caught() {
+    let (title, short) = STUDIES[0];
+    assert_eq!(
+        unnamed_mention("# Page\n\nAs the JS study found.\n", title, short),
+        Some(2)
+    );
+    let named = format!("# Page\n\n*The study: \"{title}\".*\n\nAs the JS study found.\n");
+    assert_eq!(unnamed_mention(&named, title, short), None);
+    let (title, short) = STUDIES[1];
+    assert_eq!(
+        unnamed_mention("# Page\nThe article's x5.67.\n", title, short),
+        Some(1)
+    );
 }

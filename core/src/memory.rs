@@ -11,8 +11,14 @@ pub struct MemoryUse {
     /// The fields and the id the caller asked to store, nothing else.
     pub payload_bytes: u64,
     /// What the layout has allocated for them: Vec growth slack, per-box allocator headers,
-    /// Bevy's tables, change ticks and entity bookkeeping. Counted from capacities, not from the OS.
+    /// Bevy's tables, change ticks and entity bookkeeping. Counted from capacities, not from the OS,
+    /// except where [`MemoryUse::modelled`] says it is a model.
     pub allocated_bytes: u64,
+    /// Whether `allocated_bytes` is in part a model rather than read from capacities: an ECS
+    /// library's storage (its tables, sparse sets and bookkeeping, as its design says they are
+    /// laid out; no library here reports its capacities), or each box's allocator chunk (glibc's
+    /// rounding, [`glibc_malloc_chunk_bytes`]). Printed as "modelled" wherever the figure is.
+    pub modelled: bool,
 }
 
 impl MemoryUse {

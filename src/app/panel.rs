@@ -586,7 +586,7 @@ fn scoreboard_section(
     let rows = scoreboard::fastest_and(&all, sim.driver.swarm().kind(), max_rows);
     ui.label(
         RichText::new(format!(
-            "scoreboard, {}, at {} entities · simulate p50 · ≈ what {} allows",
+            "scoreboard, {}, at {} entities · simulate p50 · ≈ N extrapolated to {}",
             stats.board_systems.name(),
             count_label(n),
             scoreboard::budget_label()
@@ -628,16 +628,19 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     let memory = sim.driver.swarm().memory();
     let (payload, allocated) = memory.per_entity(n);
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
+    let how = if memory.modelled { ", modelled" } else { "" };
     ui.label(
         RichText::new(format!(
-            "storage {:.0} MiB ({payload:.0} B/entity, {allocated:.0} allocated) · process {}",
+            "storage {:.0} MiB{how} ({payload:.0} B/entity, {allocated:.0} allocated) · process {}",
             mib(memory.allocated_bytes),
             resident.label()
         ))
         .small(),
     )
     .on_hover_text(
-        "storage: what the layout holds, which follows the count down as well as up. \
+        "storage: what the layout holds, which follows the count down as well as up; \
+         \"modelled\" where no library call reports it and the figure is the storage's design \
+         (an ECS library's tables) or the allocator's rounding (one box per entity). \
          process: resident memory, which also holds the renderer's own (on a software \
          renderer such as lavapipe, its copies of the points) and what the allocator keeps",
     );

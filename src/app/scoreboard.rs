@@ -45,7 +45,8 @@ pub struct Row {
     /// p50 simulate ms at the current count.
     pub ms: f32,
     /// About how many entities fit in the budget at this layout's cost per entity (`None` at
-    /// 0 entities), and the same as a label.
+    /// 0 entities), and the same as a label: extrapolated linearly from the count measured, so
+    /// every place that prints it says so (a cache level crossed on the way changes the cost).
     pub allows_entities: Option<usize>,
     pub allows: String,
     /// The SIMD tier the bar was measured on, for layouts whose kernels have tiers.
@@ -289,7 +290,7 @@ pub fn svg(rows: &[Row], n: usize, systems: Systems) -> String {
         // The slowest bar (or the budget) ends at 62% of the width: room for its value label.
         let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) / 0.62;
         let caption = format!(
-            "{}: simulate p50 at {} entities · {BUDGET_MS:.2} ms budget (red)",
+            "{}: simulate p50 at {} entities · {BUDGET_MS:.2} ms budget (red) · ≈ what it allows, extrapolated",
             systems.name(),
             count_label(n)
         );

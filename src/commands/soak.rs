@@ -12,7 +12,7 @@ use super::{FAILED, usage_error};
 use crate::action::Action;
 use crate::driver::APP_MAX_ENTITIES;
 use crate::script;
-use crate::soak::{self, SoakConfig, SoakReport};
+use crate::soak::{self, SoakConfig, SoakReport, mib_or_unknown};
 use crate::workload::mix;
 
 /// The longest soak accepted: a day.
@@ -181,11 +181,8 @@ fn print_report(report: &SoakReport) {
             ),
         ),
         ("checks against SoA", report.checks.to_string()),
-        ("peak resident", format!("{:.0} MiB", mib(report.peak_rss))),
-        (
-            "final resident",
-            format!("{:.0} MiB", mib(report.final_rss)),
-        ),
+        ("peak resident", mib_or_unknown(report.peak_rss)),
+        ("final resident", mib_or_unknown(report.final_rss)),
         ("mismatches", report.mismatches.len().to_string()),
         ("memory failures", report.memory_failures.len().to_string()),
         (

@@ -527,6 +527,7 @@ impl Layout<f32> for GpuLayout {
         MemoryUse {
             payload_bytes: self.ids.len() as u64 * (FIELDS as u64 * F32 + 8),
             allocated_bytes: self.ids.capacity() as u64 * 8 + device_bytes,
+            modelled: false,
         }
     }
 

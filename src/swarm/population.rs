@@ -13,7 +13,7 @@ use crate::error::SimError;
 use crate::id_index::IdIndex;
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::{available_bytes, largest_allocation};
-use crate::workload::{mix, spawn_range};
+use crate::workload::{EntityState, mix, spawn_range};
 
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose
 /// memory a bench machine can plausibly hold.
@@ -26,7 +26,25 @@ pub const MAX_CHURN: usize = 100_000;
 /// grows or switches by millions.
 pub(super) const BATCH: usize = 64 * 1024;
 
+/// What the swarm keeps per entity beside its layout: the id in logical order, and the id's
+/// place in the index, counted as the hashed form's bucket (a key, a value and a control byte),
+/// the larger of the index's two forms.
+const SWARM_BYTES_PER_ENTITY: usize = size_of::<u64>() + size_of::<(u64, u32)>() + 1;
+
 impl<S: AllLayouts> Swarm<S> {
+    /// What the swarm's spawn buffers hold at most, whatever the count: a batch's states, ids
+    /// and targets.
+    pub const SPAWN_BUFFER_BYTES: usize =
+        BATCH * (size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<Option<usize>>());
+
+    /// A generous estimate of what one more entity in `kind` costs this swarm, with which a
+    /// count is refused before anything is allocated: the layout's estimate, and the swarm's
+    /// own part doubled, as the layout's is, for the room a doubling `Vec` leaves unused.
+    /// `tests/estimates.rs` holds it to what the heap really gives.
+    pub fn estimated_bytes_per_entity(kind: LayoutKind) -> usize {
+        kind.estimated_bytes_per_entity::<S>() + 2 * SWARM_BYTES_PER_ENTITY
+    }
+
     /// Lowers (or raises) the ceiling `resize` and `grow` enforce.
     pub fn set_max_entities(&mut self, max: usize) {
         self.max_entities = max;
@@ -61,7 +79,7 @@ impl<S: AllLayouts> Swarm<S> {
                 limit: limit.limit,
             });
         }
-        let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
+        let needed = additional as u64 * Self::estimated_bytes_per_entity(kind) as u64;
         // Reading /proc/meminfo costs microseconds; only a request big enough to matter pays it
         // (a per-frame churn of a few thousand entities does not).
         if needed > 64 << 20
@@ -90,7 +108,7 @@ impl<S: AllLayouts> Swarm<S> {
                     reason,
                 };
             }
-            let needed = additional as u64 * kind.estimated_bytes_per_entity::<S>() as u64;
+            let needed = additional as u64 * Self::estimated_bytes_per_entity(kind) as u64;
             // The allocator said no although the machine has the memory: a limit the OS does
             // not report as available memory (an address-space limit). What it grants is what
             // counts.

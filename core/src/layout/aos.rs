@@ -110,6 +110,7 @@ impl<S: Scalar> Layout<S> for Aos<S> {
                 + self.ids.capacity() as u64 * id
                 + self.targets.allocated_bytes()
                 + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+            modelled: false,
         }
     }
 

@@ -163,6 +163,7 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
                 + self.len() as u64 * glibc_malloc_chunk_bytes(entity)
                 + self.targets.allocated_bytes()
                 + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
+            modelled: true,
         }
     }
 

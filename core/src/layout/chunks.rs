@@ -372,6 +372,7 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
                 + self.seek_scratch.capacity() * size_of::<[S; 2]>())
                 as u64
                 + self.targets.allocated_bytes(),
+            modelled: false,
         }
     }
 

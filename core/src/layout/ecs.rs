@@ -27,6 +27,7 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
+use bevy_ecs::component::StorageType;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::prelude::{Query, QueryState, Res, Resource, Schedule, World};
 use bevy_ecs::schedule::SingleThreadedExecutor;
@@ -427,7 +428,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // many entity ids, after which the first batch took 21 ms at 1M and 185 ms at 10M and
         // every later one took three times as long (the freed ids come back in reverse).
         Ok(can_allocate(
-            additional.saturating_mul(bytes_per_entity::<S>()),
+            additional.saturating_mul(bytes_per_entity::<S>(K::TYPE)),
         )?)
     }
 
@@ -516,8 +517,11 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         let len = self.len() as u64;
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64
-                + self.entities.capacity() as u64 * size_of::<Entity>() as u64,
+            // The model counts our list at its length; its slack is counted here.
+            allocated_bytes: len * bytes_per_entity::<S>(K::TYPE) as u64
+                + (self.entities.capacity() - self.entities.len()) as u64
+                    * size_of::<Entity>() as u64,
+            modelled: true,
         }
     }
 
@@ -669,18 +673,29 @@ pub fn push_regions<S: Scalar, K: Storage>(
     out.push(Region::of(&id.0, Field::Id, entity));
 }
 
-/// What Bevy stores per entity for our seven components, counted from its storage design:
+/// What Bevy stores per entity for our eight components, counted from its storage design:
 /// per component the value plus two change ticks (added, changed: 4 B each), plus the table's and
-/// the archetype's entity lists and the entity's location record. Capacities are not public, so
-/// growth slack is not included; the bench measures resident memory to cover that. The one
-/// estimate of the ECS's bytes per entity: the memory check and the readout both use it.
-pub fn bytes_per_entity<S: Scalar>() -> usize {
-    let components = size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<Option<Entity>>();
-    let ticks = 8 * 2 * 4;
+/// the archetype's entity lists, the entity's record (location, generation, spawn tick) and our
+/// own list of handles. In
+/// sparse sets, each component also keeps its own entity list and a slot in its sparse array.
+/// Capacities are not public, so growth slack is not included; the bench measures resident
+/// memory to cover that, and `tests/estimates.rs` holds the estimate made from this to what the
+/// heap really gives. The one model of the ECS's bytes per entity: the memory check and the
+/// readout both use it.
+pub fn bytes_per_entity<S: Scalar>(storage: StorageType) -> usize {
+    const COMPONENTS: usize = 8;
+    let values = size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<Option<Entity>>();
+    let ticks = COMPONENTS * 2 * 4;
     let table_entities = size_of::<Entity>();
     let archetype_entities = size_of::<Entity>() + 4;
-    let location = size_of::<bevy_ecs::entity::EntityLocation>();
-    components + ticks + table_entities + archetype_entities + location
+    // The entity's record: its location, its generation and the tick it was spawned at.
+    let location = size_of::<bevy_ecs::entity::EntityLocation>() + 4 + 4;
+    let ours = size_of::<Entity>();
+    let sparse_sets = match storage {
+        StorageType::Table => 0,
+        StorageType::SparseSet => COMPONENTS * (size_of::<Entity>() + 4),
+    };
+    values + ticks + table_entities + archetype_entities + location + ours + sparse_sets
 }
 
 #[cfg(test)]

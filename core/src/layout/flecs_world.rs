@@ -464,6 +464,7 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
             allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+            modelled: true,
         }
     }
 

@@ -152,6 +152,12 @@ pub struct Targets {
 }
 
 impl Targets {
+    /// What one entity costs here: its slot, the handle the slot table keeps for it, and its
+    /// target's handle.
+    pub const fn bytes_per_entity() -> usize {
+        size_of::<Slot>() + 2 * size_of::<Handle>()
+    }
+
     pub fn try_reserve(
         &mut self,
         additional: usize,

@@ -184,6 +184,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
                     .iter()
                     .map(|c| c.capacity() as u64 * field)
                     .sum::<u64>(),
+            modelled: false,
         }
     }
 

@@ -9,6 +9,7 @@ use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
+use crate::bench::studies::memory::modelled_if;
 use crate::driver::Driver;
 use crate::layout::LayoutKind;
 use crate::memory::resident_bytes;
@@ -34,6 +35,19 @@ fn settle(driver: &mut Driver) -> Result<(), BenchError> {
     }
     driver.wait_for_frees();
     Ok(())
+}
+
+/// The ratio of resident memory after the shrink to a fresh process's, against [`TARGET`];
+/// "unknown" where the OS did not say either figure.
+fn verdict(fresh: Option<f64>, shrunk: Option<f64>) -> String {
+    match (fresh, shrunk) {
+        (Some(fresh), Some(shrunk)) if fresh > 0.0 => {
+            let ratio = shrunk / fresh;
+            let met = if ratio <= TARGET { "met" } else { "NOT met" };
+            format!("x{ratio:.2} ({met})")
+        }
+        _ => "unknown (the OS did not say how much is resident)".to_string(),
+    }
 }
 
 impl Experiment for Shrink {
@@ -72,14 +86,18 @@ impl Experiment for Shrink {
         }
         driver.apply(&Action::Count(SMALL))?;
         settle(&mut driver)?;
-        let resident = resident_bytes().unwrap_or(0) as f64 / (1 << 20) as f64;
         let (_, allocated) = driver.swarm().memory().per_entity(driver.swarm().len());
         let rec = Record::new(NAME, kind.name(), "f32", SMALL).param(how);
-        Ok(vec![
+        // Where the OS does not say, there is no resident record: the table prints "unknown"
+        // rather than a ratio of zeros that would read as met.
+        let resident = resident_bytes().map(|bytes| {
             rec.clone()
-                .value(Metric::ResidentMib, "MiB", resident.max(f64::MIN_POSITIVE)),
-            rec.value(Metric::AllocatedBytesPerEntity, "B", allocated),
-        ])
+                .value(Metric::ResidentMib, "MiB", bytes as f64 / (1 << 20) as f64)
+        });
+        Ok(resident
+            .into_iter()
+            .chain([rec.value(Metric::AllocatedBytesPerEntity, "B", allocated)])
+            .collect())
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
@@ -90,21 +108,21 @@ impl Experiment for Shrink {
                 let get = |how: &str, metric: Metric| {
                     Query::metric(metric).layout(name).param(how).find(mine)
                 };
-                let fresh = get("fresh", Metric::ResidentMib)?.p50;
-                let shrunk = get("shrunk", Metric::ResidentMib)?.p50;
-                let ratio = shrunk / fresh;
+                let resident = |how: &str| get(how, Metric::ResidentMib).map(|s| s.p50);
+                let (fresh, shrunk) = (resident("fresh"), resident("shrunk"));
+                let mib = |r: Option<f64>| r.map_or_else(|| "unknown".to_string(), fmt_num);
                 Some(vec![
                     format!("`{name}`"),
-                    fmt_num(fresh),
-                    fmt_num(shrunk),
-                    format!(
-                        "x{ratio:.2} ({})",
-                        if ratio <= TARGET { "met" } else { "NOT met" }
-                    ),
-                    format!(
-                        "{} / {}",
-                        fmt_num(get("fresh", Metric::AllocatedBytesPerEntity)?.p50),
-                        fmt_num(get("shrunk", Metric::AllocatedBytesPerEntity)?.p50)
+                    mib(fresh),
+                    mib(shrunk),
+                    verdict(fresh, shrunk),
+                    modelled_if(
+                        *kind,
+                        format!(
+                            "{} / {}",
+                            fmt_num(get("fresh", Metric::AllocatedBytesPerEntity)?.p50),
+                            fmt_num(get("shrunk", Metric::AllocatedBytesPerEntity)?.p50)
+                        ),
                     ),
                 ])
             })
@@ -127,5 +145,20 @@ impl Experiment for Shrink {
                 &rows
             )
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_resident_size_is_never_met() {
+        assert_eq!(verdict(Some(10.0), Some(12.0)), "x1.20 (met)");
+        assert_eq!(verdict(Some(10.0), Some(20.0)), "x2.00 (NOT met)");
+        for (fresh, shrunk) in [(None, Some(12.0)), (Some(10.0), None), (None, None)] {
+            assert!(verdict(fresh, shrunk).starts_with("unknown"));
+        }
+        assert!(verdict(Some(0.0), Some(0.0)).starts_with("unknown"));
     }
 }

@@ -1,6 +1,7 @@
 //! Memory is part of the layout story: bytes per entity of every layout, as payload (the fields
-//! and id asked for), as allocated (what the layout counts from its capacities and, for Bevy, its
-//! storage design), and as resident (what the process's RSS grew by while building the
+//! and id asked for), as allocated (what the layout counts from its capacities, or where no call
+//! reports them a model, labelled so: an ECS library's storage design, glibc's chunk per box),
+//! and as resident (what the process's RSS grew by while building the
 //! population, measured by the OS). Each layout is built in its own child process so the heap of
 //! one does not flatter or tax the next.
 
@@ -16,6 +17,19 @@ use crate::swarm::Swarm;
 use crate::workload::SEED;
 
 pub struct Memory;
+
+/// `figure`, with " (modelled)" where `kind`'s allocated bytes are a model
+/// ([`crate::memory::MemoryUse::modelled`]) rather than counted from capacities.
+pub fn modelled_if(kind: LayoutKind, figure: String) -> String {
+    let modelled = kind
+        .create_cpu::<f32>()
+        .is_some_and(|layout| layout.memory().modelled);
+    if modelled {
+        format!("{figure} (modelled)")
+    } else {
+        figure
+    }
+}
 
 const NAME: &str = "memory";
 
@@ -52,22 +66,31 @@ impl Experiment for Memory {
         let kind = layout.parse::<LayoutKind>()?;
         let n: usize = cell.number(n, "<layout>:<entities>")?;
         crate::threads::pool();
-        let before = resident_bytes().unwrap_or(0);
+        let before = resident_bytes();
         let swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
-        let after = resident_bytes().unwrap_or(0);
-        let peak = peak_resident_bytes().unwrap_or(0);
+        let after = resident_bytes();
+        let peak = peak_resident_bytes();
         let (payload, allocated) = swarm.memory().per_entity(n);
-        let resident = after.saturating_sub(before) as f64 / n as f64;
         let rec = Record::new(NAME, kind.name(), "f32", n);
-        Ok(vec![
+        // What the OS did not say is left out, and the table shows it missing, never as 0.
+        let resident = before.zip(after).map(|(before, after)| {
+            let per_entity = after.saturating_sub(before) as f64 / n as f64;
+            rec.clone()
+                .value(Metric::ResidentBytesPerEntity, "B", per_entity)
+        });
+        let peak = peak.map(|peak| {
+            rec.clone()
+                .value(Metric::PeakRssMib, "MiB", peak as f64 / (1024.0 * 1024.0))
+        });
+        Ok([
             rec.clone()
                 .value(Metric::PayloadBytesPerEntity, "B", payload),
-            rec.clone()
-                .value(Metric::AllocatedBytesPerEntity, "B", allocated),
-            rec.clone()
-                .value(Metric::ResidentBytesPerEntity, "B", resident),
-            rec.value(Metric::PeakRssMib, "MiB", peak as f64 / (1024.0 * 1024.0)),
-        ])
+            rec.value(Metric::AllocatedBytesPerEntity, "B", allocated),
+        ]
+        .into_iter()
+        .chain(resident)
+        .chain(peak)
+        .collect())
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
@@ -86,7 +109,7 @@ impl Experiment for Memory {
                     vec![
                         format!("`{kind}`"),
                         get(Metric::PayloadBytesPerEntity),
-                        get(Metric::AllocatedBytesPerEntity),
+                        modelled_if(*kind, get(Metric::AllocatedBytesPerEntity)),
                         get(Metric::ResidentBytesPerEntity),
                         get(Metric::PeakRssMib),
                     ]
