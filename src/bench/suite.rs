@@ -17,6 +17,7 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &studies::width::Width,
         &studies::random_access::RandomAccess,
         &beyond::seek::Seek,
+        &beyond::order::OrderExperiment,
         &studies::churn::Churn,
         &studies::filtered::Filtered,
         &studies::fragmentation::Fragmentation,

@@ -6,6 +6,7 @@
 //! - [`switch`]: moving the population into another layout, at once or a chunk at a time while it
 //!   keeps moving;
 //! - [`targets`]: seek's targets, resolved to logical indices and followed through switches;
+//! - [`order`]: the storage order (by id, or seekers beside their targets) and rebuilding in it;
 //! - [`freeing`]: giving memory back after a shrink or a switch.
 //!
 //! This file holds the swarm itself, the systems it steps and what is read out of it.
@@ -16,12 +17,14 @@
 //! layout keeps a handle of its own kind from then on.
 
 mod freeing;
+mod order;
 mod population;
 mod switch;
 mod targets;
 
 use std::thread::JoinHandle;
 
+pub use order::{Order, TargetSpread};
 pub use population::{MAX_CHURN, MAX_ENTITIES};
 pub use switch::SwitchProgress;
 

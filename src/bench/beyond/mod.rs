@@ -6,6 +6,7 @@
 //! | [`ecs_vs_soa`] | both: Bevy's ECS against hand-rolled SoA, the storage core's targets |
 //! | [`headline`] | both: every headline ratio as the median of fresh processes, with its spread |
 //! | [`seek`] | both: systems that read other entities by handle, where the ranking turns over |
+//! | [`order`] | both: the storage sorted by who reads whom, what it gains and what it costs |
 //! | [`peers`] | both: hecs, flecs and shipyard beside Bevy |
 //! | [`threads`] | both ran one thread: all cores |
 //! | [`simd`] | both left it out: SIMD width |
@@ -27,6 +28,7 @@ pub mod gpu;
 pub mod grow;
 pub mod headline;
 pub mod migration;
+pub mod order;
 pub mod peers;
 #[cfg(feature = "app")]
 pub mod render;

@@ -53,6 +53,7 @@ const FULL: &[(&str, f64, &str, &str)] = &[
     ("cpp", 246.0, XEON, "docs/runs/cpp"),
     ("simd", 149.0, XEON, "docs/runs/simd"),
     ("grow", 77.0, EPYC, "bench --only grow, 2026-12-02"),
+    ("order", 572.0, EPYC, "docs/runs/order"),
 ];
 
 /// `bench --quick` measured each of its experiments in one run (each cell's seconds summed from
@@ -90,6 +91,7 @@ const QUICK: &[(&str, f64, &str, &str)] = &[
     ("gpu", 1.0, EPYC, QUICK_RUN),
     ("upload", 2.0, EPYC, QUICK_RUN),
     ("render", 4.6, EPYC, QUICK_RUN),
+    ("order", 1.3, EPYC, "bench --quick --only order, 2026-12-03"),
 ];
 
 /// The typical duration of experiment `name`, full or `--quick`; `None` where none was measured.

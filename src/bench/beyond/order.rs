@@ -1,0 +1,308 @@
+//! Order: when sorting pays (past the studies). Seek reads each entity's target, an earlier
+//! member of its own group; in id order that target lies anywhere in the storage, sorted by
+//! group it lies within the group's stretch ([`crate::swarm::Order`]). Per layout and count,
+//! one thread, f32: seek in id order, the time to rebuild the population sorted by group, seek
+//! sorted, and seek again after 10% and 50% of the population has churned since the sort
+//! (spawns append, removals swap: the order decays). Beside each seek, the share of seekers
+//! whose target sits more than [`FAR`] entities away. Every layout is rebuilt in the new order
+//! the one way all of them allow (`Swarm::reorder`); a library's own sort is not measured here.
+
+use std::time::Instant;
+
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::format::{fmt_count, ms_since, table};
+use crate::bench::report::harness::{Method, measure};
+use crate::bench::report::metric::Metric;
+use crate::bench::report::record::{Query, Record};
+use crate::bench::report::spread::{median, range};
+use crate::layout::LayoutKind;
+use crate::simd::SimdTier;
+use crate::swarm::{Order, Swarm};
+use crate::threads::Threads;
+use crate::workload::{Dt, SEED};
+
+pub struct OrderExperiment;
+
+const NAME: &str = "order";
+/// Fresh processes per figure at 100k and 1M; one at 10M.
+const REPS: usize = 3;
+/// A target farther than this many entities counts as far: 36 KiB of SoA's columns, the
+/// L1's size and then some.
+pub const FAR: usize = 1024;
+/// The churn since the sort at which seek is measured again, as shares of the population, and
+/// the rounds each is spread over (`Swarm::churn`, 1% of the population a round).
+const CHURNS: [(&str, usize); 3] = [("0", 0), ("0.1", 10), ("0.5", 50)];
+/// Layouts measured at 10M too: one of each family whose seek at 10M takes under a second.
+const AT_10M: [LayoutKind; 5] = [
+    LayoutKind::Soa,
+    LayoutKind::Aos,
+    LayoutKind::Chunks,
+    LayoutKind::EcsContiguous,
+    LayoutKind::Boxed,
+];
+/// Samples per process at 1M and up: a seek pass there takes tens to hundreds of
+/// milliseconds, and the spread over processes is what the table shows.
+const FEW_SAMPLES: usize = 5;
+
+fn counts(cfg: &BenchConfig) -> Vec<usize> {
+    cfg.pick(vec![100_000, 1_000_000, 10_000_000], vec![10_000])
+}
+
+fn layouts_at(n: usize) -> Vec<LayoutKind> {
+    if n >= 10_000_000 {
+        AT_10M.to_vec()
+    } else {
+        LayoutKind::CPU.to_vec()
+    }
+}
+
+fn reps_at(cfg: &BenchConfig, n: usize) -> usize {
+    if n >= 10_000_000 {
+        1
+    } else {
+        cfg.pick(REPS, 1)
+    }
+}
+
+fn method_at(cfg: &BenchConfig, n: usize) -> Method {
+    if n >= 1_000_000 {
+        Method {
+            warmup_passes: 1,
+            min_samples: FEW_SAMPLES,
+            max_samples: FEW_SAMPLES,
+            ..cfg.method
+        }
+    } else {
+        cfg.method
+    }
+}
+
+/// The param of a seek record: its order, its kernel and the churn since the sort.
+fn seek_param(order: Order, churn: &str) -> String {
+    format!("order={},kernel=idiomatic,churn={churn}", order.name())
+}
+
+/// One process: `n` entities of `kind`, seek in id order, the sort, seek sorted and after churn.
+fn order_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    n: usize,
+    rep: usize,
+) -> Result<Vec<Record>, BenchError> {
+    let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
+    swarm.set_simd(SimdTier::Baseline);
+    let (dt, method) = (Dt::default(), method_at(cfg, n));
+    let rec = Record::new(NAME, kind.name(), "f32", n).threads(Threads::One);
+    let mut out = Vec::new();
+    let seek = |swarm: &mut Swarm<f32>, param: String, out: &mut Vec<Record>| {
+        let stats = measure(&method, || {
+            swarm.step_seek(dt, Threads::One);
+            std::hint::black_box(&mut *swarm);
+        });
+        let spread = swarm.target_spread(FAR);
+        let rec = rec.clone().param(param).in_process(rep);
+        out.push(rec.clone().with(Metric::SeekMs, "ms", stats));
+        out.push(rec.clone().value(Metric::FarTargets, "share", spread.far));
+        out.push(rec.value(Metric::LiveTargets, "share", spread.live));
+    };
+    seek(&mut swarm, seek_param(Order::Id, "0"), &mut out);
+    let started = Instant::now();
+    swarm.reorder(Order::Group)?;
+    let sort_ms = ms_since(started);
+    out.push(
+        rec.clone()
+            .param("order=group")
+            .in_process(rep)
+            .value(Metric::SortMs, "ms", sort_ms),
+    );
+    let mut rounds_done = 0;
+    for (churn, rounds) in CHURNS {
+        for _ in rounds_done..rounds {
+            swarm.churn(n / 100)?;
+        }
+        rounds_done = rounds;
+        seek(&mut swarm, seek_param(Order::Group, churn), &mut out);
+    }
+    Ok(out)
+}
+
+fn per_process(
+    mine: &[Record],
+    metric: Metric,
+    kind: LayoutKind,
+    n: usize,
+    param: &str,
+) -> Vec<f64> {
+    Query::metric(metric)
+        .layout(kind.name())
+        .n(n as u64)
+        .param(param)
+        .per_process(mine)
+}
+
+/// Per-process ratios `a / b`, process by process.
+fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(a, b)| a / b)
+        .collect()
+}
+
+impl Experiment for OrderExperiment {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn study(&self) -> &'static str {
+        "past both: the storage sorted by who reads whom"
+    }
+
+    fn title(&self) -> &'static str {
+        "Order: seek in id order and sorted by group, what the sort costs and how churn undoes it (past the studies)"
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        let mut cells = Vec::new();
+        for n in counts(cfg) {
+            for rep in 0..reps_at(cfg, n) {
+                for kind in layouts_at(n) {
+                    cells.push(format!("{kind}:{n}:{rep}"));
+                }
+            }
+        }
+        cells
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+        let expected = "<layout>:<entities>:<process>";
+        let c = Cell::new(NAME, cell);
+        let [layout, n, rep] = c.parts(expected)?;
+        let kind = layout
+            .parse::<LayoutKind>()
+            .ok()
+            .filter(|k| LayoutKind::CPU.contains(k))
+            .ok_or_else(|| c.bad(expected))?;
+        order_cell(cfg, kind, c.number(n, expected)?, c.number(rep, expected)?)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+        let mut md = format!(
+            "f32, one thread, baseline SIMD tier, the idiomatic seek of each layout. Each figure the median of {REPS} fresh processes [min..max] (one at 10M), each process's p50 (at 1M and up of {FEW_SAMPLES} samples). \"sorted\": the population rebuilt in group order (`Swarm::reorder`, every layout alike: a fresh layout filled in the new order); \"gain\": seek in id order over seek sorted, process by process; \"sort\": the rebuild, once; \"pays back after\": the sort over what one seek pass saves. After churn: seek once 10% and 50% of the population has been replaced since the sort (1% a round: spawns append, removals swap). \"far\": of the seekers whose target is alive, the share stored more than {FAR} entities from it. \"live\": the share of seekers whose target is alive; churn removes targets, and a seeker without one skips the read, so seek after churn does less work as well as work further apart.\n\n"
+        );
+        for n in counts(cfg) {
+            let id = seek_param(Order::Id, "0");
+            let rows: Vec<Vec<String>> = layouts_at(n)
+                .into_iter()
+                .filter_map(|kind| {
+                    let seek = |param: &str| per_process(mine, Metric::SeekMs, kind, n, param);
+                    let share = |metric: Metric, param: &str| {
+                        median(&per_process(mine, metric, kind, n, param))
+                            .map_or("-".into(), |f| format!("{:.0}%", f * 100.0))
+                    };
+                    let far = |param: &str| share(Metric::FarTargets, param);
+                    let in_id = seek(&id);
+                    if in_id.is_empty() {
+                        return None;
+                    }
+                    let sorted_param = seek_param(Order::Group, "0");
+                    let sorted = seek(&sorted_param);
+                    let sort = per_process(mine, Metric::SortMs, kind, n, "order=group");
+                    let saved = median(&in_id).zip(median(&sorted)).map(|(a, b)| a - b);
+                    let pays_back = match (median(&sort), saved) {
+                        (Some(sort), Some(saved)) if saved > 0.0 => {
+                            format!("{:.0} passes", (sort / saved).ceil())
+                        }
+                        (Some(_), Some(_)) => "never".into(),
+                        _ => "-".into(),
+                    };
+                    let after = |churn: &str| {
+                        let param = seek_param(Order::Group, churn);
+                        format!(
+                            "{} ({} far, {} live)",
+                            range(&seek(&param)),
+                            far(&param),
+                            share(Metric::LiveTargets, &param)
+                        )
+                    };
+                    Some(vec![
+                        format!("`{kind}`"),
+                        format!("{} ({})", range(&in_id), far(&id)),
+                        format!("{} ({})", range(&sorted), far(&sorted_param)),
+                        match range(&ratios(&in_id, &sorted)).as_str() {
+                            "-" => "-".into(),
+                            gain => format!("x{gain}"),
+                        },
+                        range(&sort),
+                        pays_back,
+                        after("0.1"),
+                        after("0.5"),
+                    ])
+                })
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            md.push_str(&format!(
+                "**{} entities**, seek ms (far):\n\n{}\n",
+                fmt_count(n as u64),
+                table(
+                    &[
+                        "layout",
+                        "id order",
+                        "sorted by group",
+                        "gain",
+                        "sort, ms",
+                        "pays back after",
+                        "10% churned",
+                        "50% churned",
+                    ],
+                    &rows
+                )
+            ));
+        }
+        md.push_str(
+            "The gain is the storage's: the same kernel, the same targets by id, the same results (`swarm::order`'s test checks every layout's checksum against SoA's in both orders).\n",
+        );
+        md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_names_a_cpu_layout_a_count_and_a_process() {
+        let cfg = BenchConfig::new(true);
+        let e = OrderExperiment;
+        assert!(e.cells(&cfg, &[]).iter().all(|c| c.split(':').count() == 3));
+        for bad in ["soa:10000", "gpu:10000:0", "soa:ten:0", "nothing:1:0"] {
+            assert!(e.run_cell(&cfg, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_table_reads_its_records_back() {
+        let cfg = BenchConfig::new(true);
+        let mut records = order_cell(&cfg, LayoutKind::Soa, 10_000, 0).unwrap();
+        records.extend(order_cell(&cfg, LayoutKind::Aos, 10_000, 0).unwrap());
+        // A seek in id order, the sort, and three seeks sorted; each seek with its two shares.
+        assert_eq!(records.len(), 2 * (3 * 4 + 1));
+        let md = OrderExperiment.render(&cfg, &records, &records);
+        assert!(md.contains("| `soa` |") && md.contains("| `aos` |"), "{md}");
+        assert!(!md.contains("| `ecs-table` |"), "{md}");
+        let far = |param: &str| {
+            Query::metric(Metric::FarTargets)
+                .layout("soa")
+                .param(param)
+                .find(&records)
+                .unwrap()
+                .p50
+        };
+        // At 10k a group is 154 entities long: sorted, every target is near its seeker.
+        assert!(far(&seek_param(Order::Id, "0")) > 0.5);
+        assert_eq!(far(&seek_param(Order::Group, "0")), 0.0);
+        assert!(far(&seek_param(Order::Group, "0.5")) > 0.0);
+    }
+}
