@@ -290,7 +290,7 @@ pub fn svg(rows: &[Row], n: usize, systems: Systems) -> String {
         // The slowest bar (or the budget) ends at 62% of the width: room for its value label.
         let top = rows.iter().map(|r| r.ms).fold(BUDGET_MS, f32::max) / 0.62;
         let caption = format!(
-            "{}: simulate p50 at {} entities · {BUDGET_MS:.2} ms budget (red) · ≈ what it allows, extrapolated",
+            "{}: p50 at {} · {BUDGET_MS:.2} ms budget · ≈N extrapolated",
             systems.name(),
             count_label(n)
         );
@@ -457,8 +457,12 @@ mod tests {
         let (width, height) = (SVG_SIZE.0 as f32, SVG_SIZE.1 as f32);
         assert!(svg.contains(&format!("viewBox=\"0 0 {} {}\"", SVG_SIZE.0, SVG_SIZE.1)));
         assert!(
-            svg.contains("simulate p50 at 1M entities"),
+            svg.contains("p50 at 1M ·"),
             "the title's count is formatted"
+        );
+        assert!(
+            svg.contains("extrapolated"),
+            "the title says the bars' ≈N is extrapolated"
         );
         let lines: Vec<&str> = svg.lines().collect();
         // The bars: the rectangles filled with a budget colour, top to bottom.
