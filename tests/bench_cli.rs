@@ -62,6 +62,31 @@ fn quick_bench_writes_every_experiment_and_layout() {
             e.name()
         );
     }
+    // The run's own wall time, what it ran, and each experiment that measured nothing with why.
+    assert!(
+        json["wall_s"].as_f64().is_some_and(|s| s > 0.0),
+        "{}",
+        json["wall_s"]
+    );
+    assert_eq!(
+        json["experiments"].as_array().map(Vec::len),
+        Some(experiments().len())
+    );
+    let skipped = json["skipped"].as_object().unwrap();
+    for e in experiments() {
+        let measured = records
+            .iter()
+            .any(|r| r.experiment == e.name() && r.metric != Metric::Unavailable);
+        assert_eq!(
+            skipped
+                .get(e.name())
+                .is_some_and(|why| why.as_str().is_some_and(|w| !w.is_empty())),
+            !measured,
+            "{}: {:?}",
+            e.name(),
+            skipped.get(e.name())
+        );
+    }
     for kind in LayoutKind::CPU {
         for scalar in ["f32", "f64"] {
             assert!(
@@ -84,11 +109,13 @@ fn quick_bench_writes_every_experiment_and_layout() {
         for v in [r.p50, r.p10, r.p90] {
             // A count can be exactly zero (no last-level miss at 10k entities, in the counters
             // and in seek's counted rows), and so can where a column sits (page offset,
-            // huge-page KiB, colour clashes); a time cannot.
+            // huge-page KiB, colour clashes) and the share of seekers far from their targets
+            // once sorted; a time cannot.
             let placement = [Metric::PageOffset, Metric::HugeKib, Metric::ColourClashes];
             let zero_ok = r.experiment == "counters"
                 || r.metric.name().ends_with("_misses")
-                || placement.contains(&r.metric);
+                || placement.contains(&r.metric)
+                || r.metric == Metric::FarTargets;
             assert!(v.is_finite() && (v > 0.0 || zero_ok && v == 0.0), "{r:?}");
         }
         assert!(r.p10 <= r.p50 && r.p50 <= r.p90, "{r:?}");

@@ -13,6 +13,7 @@ use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::html::index_html;
 use crate::bench::report::journal::{CellEntry, Interrupted, Journal};
 use crate::bench::report::machine::Machine;
+use crate::bench::report::metric::Metric;
 use crate::bench::report::output::{FailedCell, Report, read_results, write_atomically};
 use crate::bench::report::progress::{Passthrough, Progress, Stage};
 use crate::bench::report::record::Record;
@@ -149,15 +150,52 @@ pub fn run(
         &method,
         seconds,
     );
+    let skipped = skipped(selected, &records, &failed);
     Ok(Report {
         machine,
         method,
         command,
+        experiments: selected.iter().map(|e| e.name().to_string()).collect(),
+        skipped,
         records,
         markdown,
         seconds,
         failed,
     })
+}
+
+/// Every experiment of the suite that measured nothing in a run, and why: not asked for, every
+/// cell failed, no cell at the run's counts, or each cell said why it could not measure (a
+/// missing compiler, no GPU: the reasons its records carry).
+fn skipped(
+    selected: &[&'static dyn Experiment],
+    records: &[Record],
+    failed: &[FailedCell],
+) -> std::collections::BTreeMap<String, String> {
+    let mut skipped = std::collections::BTreeMap::new();
+    for experiment in experiments() {
+        let name = experiment.name();
+        let reason = if !selected.iter().any(|e| e.name() == name) {
+            "not asked for".to_string()
+        } else {
+            let mine: Vec<&Record> = records.iter().filter(|r| r.experiment == name).collect();
+            if mine.iter().any(|r| r.metric != Metric::Unavailable) {
+                continue;
+            }
+            if failed.iter().any(|f| f.experiment == name) {
+                "every cell failed (see failed)".to_string()
+            } else if mine.is_empty() {
+                "no cell to run at these counts".to_string()
+            } else {
+                let mut why: Vec<String> = mine.iter().map(|r| r.knob()).collect();
+                why.sort_unstable();
+                why.dedup();
+                why.join("; ")
+            }
+        };
+        skipped.insert(name.to_string(), reason);
+    }
+    skipped
 }
 
 /// The report's Markdown from its records: the header, each experiment's tables, the cells that
@@ -383,4 +421,33 @@ pub fn replot(json_path: &Path) -> Result<Vec<String>, BenchError> {
     write_atomically(&dir.join("index.html"), page.as_bytes())?;
     written.push("index.html".into());
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_says_which_experiments_measured_nothing_and_why() {
+        let selected =
+            select(&["order".into(), "js".into(), "cpp".into(), "width".into()]).unwrap();
+        let records = vec![
+            Record::new("order", "soa", "f32", 10).value(Metric::SeekMs, "ms", 1.0),
+            Record::new("js", "soa", "f64", 10)
+                .param("node not found on PATH")
+                .value(Metric::Unavailable, "cells", 1.0),
+        ];
+        let failed = vec![FailedCell {
+            experiment: "cpp".into(),
+            cell: "x".into(),
+            reason: "crashed".into(),
+        }];
+        let skipped = skipped(&selected, &records, &failed);
+        assert!(!skipped.contains_key("order"));
+        assert_eq!(skipped["js"], "node not found on PATH");
+        assert_eq!(skipped["cpp"], "every cell failed (see failed)");
+        assert_eq!(skipped["width"], "no cell to run at these counts");
+        assert_eq!(skipped["seek"], "not asked for");
+        assert_eq!(skipped.len(), experiments().len() - 1);
+    }
 }

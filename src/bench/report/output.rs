@@ -34,6 +34,10 @@ pub struct Report {
     pub seconds: f64,
     /// Cells that failed; the run went on without them.
     pub failed: Vec<FailedCell>,
+    /// The experiments the run was asked for, in the order it ran them.
+    pub experiments: Vec<String>,
+    /// Every experiment of the suite that measured nothing in this run, and why.
+    pub skipped: std::collections::BTreeMap<String, String>,
 }
 
 /// A cell that ran and failed: the report lists it, and `--resume` runs it again.
@@ -56,6 +60,9 @@ pub fn write_report(
         "machine": report.machine,
         "method": report.method,
         "seconds": report.seconds,
+        "wall_s": report.seconds,
+        "experiments": report.experiments,
+        "skipped": report.skipped,
         "records": report.records,
         "failed": report.failed,
     });
