@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::layout::LayoutKind;
 use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
+use crate::swarm::Order;
 use crate::threads::Threads;
 use crate::values::WindowSize;
 
@@ -30,6 +31,9 @@ pub enum Action {
     /// Run the seek system too (`seek on`), or only move and regen (`seek off`): the systems
     /// control. Instant; every entity stays as it is.
     Seek(bool),
+    /// Rebuild the storage in this order (over the next frames, like a switch): seekers beside
+    /// their targets (`order group`), or back by id (`order id`).
+    Order(Order),
     Pause(bool),
     /// Let this many frames pass before the next action (scripts).
     Wait(u64),
@@ -66,6 +70,7 @@ impl Action {
                 | Action::Simd(_)
                 | Action::Churn(_)
                 | Action::Seek(_)
+                | Action::Order(_)
                 | Action::Pause(_)
         )
     }
@@ -138,6 +143,7 @@ impl fmt::Display for Action {
             Action::Churn(n) => write!(f, "churn {n}"),
             Action::Seek(true) => f.write_str("seek on"),
             Action::Seek(false) => f.write_str("seek off"),
+            Action::Order(order) => write!(f, "order {order}"),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),
             Action::Wait(frames) => write!(f, "wait {frames}"),
@@ -187,6 +193,21 @@ pub enum Outcome {
     },
     /// An empty swarm switched on the spot.
     Switched { to: LayoutKind },
+    /// A reorder started: this many entities are rebuilt in `order` during the next frames;
+    /// `replaced` is the order a pending one was going to.
+    ReorderStarted {
+        order: Order,
+        entities: usize,
+        replaced: Option<Order>,
+    },
+    /// A reorder waits for the work under way (a switch, the start-up fill) to end.
+    ReorderQueued { order: Order },
+    /// The population already stands in `order` (a pending reorder into another was cancelled,
+    /// if there was one).
+    InOrder {
+        order: Order,
+        cancelled: Option<Order>,
+    },
     /// Not the driver's to carry out: waits, screenshots, captions, exports and exit.
     NotForDriver,
 }

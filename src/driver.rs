@@ -24,7 +24,7 @@ use crate::layout::LayoutKind;
 use crate::pace::{FrameClock, Pace, Pacer};
 use crate::progress::{Eta, Progress, Work};
 use crate::simd::{SimdChoice, SimdTier};
-use crate::swarm::{MAX_ENTITIES, Swarm};
+use crate::swarm::{MAX_ENTITIES, Order, Swarm};
 use crate::threads::Threads;
 use crate::until_over::Searches;
 use crate::workload::{Dt, SpawnPattern, Systems};
@@ -88,6 +88,9 @@ pub struct Driver<S: AllLayouts = f32> {
     ceiling: Option<usize>,
     /// `count until-over` searches ([`crate::until_over`]).
     searches: Searches,
+    /// A reorder asked for while other work was under way (a switch, the start-up fill): it
+    /// starts when that ends.
+    queued_order: Option<Order>,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -118,6 +121,7 @@ impl<S: AllLayouts> Driver<S> {
             grow_paced: None,
             switch_paced: None,
             ceiling: None,
+            queued_order: None,
             searches: Searches::default(),
         })
     }
@@ -184,6 +188,14 @@ impl<S: AllLayouts> Driver<S> {
             .map_or(self.swarm.kind(), |p| p.to)
     }
 
+    /// The order asked for: a pending or queued reorder's, else the one the population was last
+    /// arranged in.
+    pub fn requested_order(&self) -> Order {
+        self.queued_order
+            .or_else(|| self.swarm.switch_progress().and_then(|p| p.order))
+            .unwrap_or(self.swarm.order())
+    }
+
     /// The count the swarm is growing or shrinking to.
     pub fn target(&self) -> usize {
         self.target
@@ -248,7 +260,7 @@ impl<S: AllLayouts> Driver<S> {
             return grow.into_iter().collect();
         }
         let switch = self.swarm.switch_progress().map(|p| Progress {
-            work: Work::Switching(p.to),
+            work: p.order.map_or(Work::Switching(p.to), Work::Sorting),
             done: p.copied,
             total: p.len,
             left: self
@@ -263,9 +275,13 @@ impl<S: AllLayouts> Driver<S> {
     /// `final: N entities, layout L[ (switch to K pending: C copied)], F frames simulated,
     /// checksum X`.
     pub fn final_line(&self) -> String {
-        let pending = self.swarm.switch_progress().map_or(String::new(), |p| {
-            format!(" (switch to {} pending: {} copied)", p.to, p.copied)
-        });
+        let pending = self
+            .swarm
+            .switch_progress()
+            .map_or(String::new(), |p| match p.order {
+                Some(order) => format!(" (order {order} pending: {} copied)", p.copied),
+                None => format!(" (switch to {} pending: {} copied)", p.to, p.copied),
+            });
         format!(
             "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
             self.swarm.len(),

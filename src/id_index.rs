@@ -84,6 +84,27 @@ impl IdIndex {
         }
     }
 
+    /// Every live id, smallest first: a walk of the array (no sort) while it is the array.
+    pub fn ids_ascending(&self) -> Vec<u64> {
+        match self {
+            IdIndex::Dense { at, live } => {
+                let mut ids = Vec::with_capacity(*live);
+                ids.extend(
+                    at.iter()
+                        .enumerate()
+                        .filter(|&(_, &i)| i != NONE)
+                        .map(|(id, _)| id as u64),
+                );
+                ids
+            }
+            IdIndex::Sparse(map) => {
+                let mut ids: Vec<u64> = map.keys().copied().collect();
+                ids.sort_unstable();
+                ids
+            }
+        }
+    }
+
     /// The map of exactly `ids`, in logical order (after most of a population went).
     pub fn rebuild(ids: &[u64]) -> Self {
         let top = ids.iter().max().map_or(0, |&id| id as usize + 1);

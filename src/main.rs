@@ -20,6 +20,7 @@ use entity_layouts::commands::{
 };
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
+use entity_layouts::swarm::Order;
 use entity_layouts::threads::Threads;
 use entity_layouts::values::{
     Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, SwitchChunk, UiScale, WindowSize,
@@ -93,6 +94,11 @@ struct AppArgs {
     /// by handle and steers toward it. `T` or the panel's seek box turn it on and off live.
     #[arg(long)]
     seek: bool,
+    /// The storage order to open in: id (as entities are born) or group (each seeker beside
+    /// its target, sorted before the first timed frame). `O` or the panel's order switch
+    /// rebuild it live.
+    #[arg(long, default_value = "id")]
+    order: Order,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]
     vsync: bool,
@@ -190,6 +196,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         grow_chunk: args.grow_chunk.map(|g| g.0),
         switch_chunk: args.switch_chunk.map(|s| s.0),
         seek: args.seek,
+        order: args.order,
         vsync: args.vsync,
         headless: args.headless,
         frames: args.frames.map(|f| f.0),

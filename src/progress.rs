@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::layout::LayoutKind;
+use crate::swarm::Order;
 
 /// What the driver is busy with between steady frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,8 @@ pub enum Work {
     Growing,
     /// Copying every entity into this layout, a share of each frame.
     Switching(LayoutKind),
+    /// Rebuilding the storage in this order, a share of each frame.
+    Sorting(Order),
 }
 
 /// How far the work under way has come, and about how long it has left at the pace it has kept
@@ -59,6 +62,7 @@ impl Progress {
             Work::Loading => "loading".to_string(),
             Work::Growing => "growing".to_string(),
             Work::Switching(to) => format!("switching to {}", to.name()),
+            Work::Sorting(order) => format!("sorting by {order}"),
         }
     }
 

@@ -8,6 +8,7 @@
 //! simd best           # the kernels' widest SIMD tier this CPU has; `simd baseline`
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
+//! order group         # rebuild the storage with each seeker beside its target; `order id`
 //! wait 120            # frames
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
@@ -37,6 +38,7 @@ use crate::layout::LayoutKind;
 use crate::pace::Pace;
 use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
+use crate::swarm::Order;
 use crate::threads::Threads;
 use crate::values::{Churn, EntityCount, Frames, LineMs, ValueError, WindowSize};
 
@@ -79,7 +81,7 @@ const fn verb(name: &'static str, usage: &'static str, example: &'static str) ->
 }
 
 /// Every verb of the script language, in the order docs/app.md gives them.
-pub const GRAMMAR: [Verb; 18] = [
+pub const GRAMMAR: [Verb; 19] = [
     verb("layout", "layout NAME (any --layout name)", "layout soa"),
     verb(
         "count",
@@ -94,6 +96,11 @@ pub const GRAMMAR: [Verb; 18] = [
         "churn 10000",
     ),
     verb("seek", "seek on|off", "seek on"),
+    verb(
+        "order",
+        "order group|id (rebuild the storage, seekers beside their targets, or by id)",
+        "order group",
+    ),
     verb("renderer", "renderer compute|quads", "renderer quads"),
     verb("memory", "memory show|hide", "memory show"),
     verb("panel", "panel show|hide", "panel hide"),
@@ -209,6 +216,7 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 "off" => Action::Seek(false),
                 _ => return Err(fail("seek takes on or off".into())),
             },
+            "order" => Action::Order(need("id or group")?.parse::<Order>().map_err(&fail)?),
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
                 "hide" => Action::ShowPanel(false),
@@ -451,6 +459,7 @@ mod tests {
         assert!(err.problem.ends_with(&verbs()), "{err}");
         let every_action = parse(
             "layout aos\ncount 5\ncount until-over 3\nthreads 1\nsimd baseline\nchurn 1\nseek off\n\
+             order id\n\
              renderer compute\nmemory hide\npanel show\nexport\nrecord\nrecord stop\npause\nresume\n\
              size 800x600\nsay\nwait 1\nscreenshot a.png\nexit",
         )

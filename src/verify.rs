@@ -2,7 +2,7 @@
 //! and on all, on every SIMD tier this CPU has, with layout switches (at once, and spread over
 //! frames as the app does them) and with churn, computes bit-identical states from one seed; with
 //! move and regen alone, and with seek too (every entity reading its target through the handle
-//! its layout holds).
+//! its layout holds); and in both storage orders (by id, and sorted by seek group over frames).
 
 use crate::action::Action;
 use crate::catalog::AllLayouts;
@@ -10,7 +10,7 @@ use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::simd::{SimdTier, available};
-use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
+use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::threads::Threads;
 use crate::workload::{Dt, Systems};
 
@@ -62,10 +62,12 @@ impl Group {
     }
 }
 
-/// How a run changes layout while it steps.
+/// How a run changes layout (or storage order) while it steps.
 #[derive(Clone, Copy, Debug)]
 enum Switches {
     Never,
+    /// Rebuilt in this order on the second frame, spread over the next few, as the app does.
+    Sorted(Order),
     /// To the next layout of `LayoutKind::CPU` every this many frames, all entities at once.
     AtOnce {
         every: usize,
@@ -93,6 +95,8 @@ fn run_one<S: AllLayouts>(
 ) -> Result<u64, SimError> {
     let (every, per_frame) = match switches {
         Switches::Never => (None, usize::MAX),
+        // A sort is spread over about three frames, with churn and steps between.
+        Switches::Sorted(_) => (None, config.count / 3 + 1),
         Switches::AtOnce { every } => (Some(every), usize::MAX),
         Switches::Spread { every, per_frame } => (Some(every), per_frame),
     };
@@ -121,6 +125,11 @@ fn run_one<S: AllLayouts>(
                 .unwrap_or(0);
             let next = LayoutKind::CPU[(here + 1) % LayoutKind::CPU.len()];
             driver.apply(&Action::Layout(next))?;
+        }
+        if frame == 1
+            && let Switches::Sorted(order) = switches
+        {
+            driver.apply(&Action::Order(order))?;
         }
         if tiers.len() > 1 {
             driver = driver.with_simd_tier(tiers[frame % tiers.len()]);
@@ -217,7 +226,36 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                     });
                 }
             }
+            // Sorted by group on the second frame, spread over the next ones: every layout
+            // holds the same entities in the same states as in id order (no churn); with churn,
+            // whose victims are picked by logical index, the sorted runs agree among themselves.
+            let mut sorted = Vec::new();
+            for kind in LayoutKind::CPU {
+                sorted.push(Run {
+                    name: format!("{kind} threads=1, sorted by group"),
+                    checksum: run_one::<S>(
+                        config,
+                        kind,
+                        Threads::One,
+                        churn,
+                        systems,
+                        Switches::Sorted(Order::Group),
+                        &[SimdTier::Baseline],
+                    )?,
+                });
+            }
             let seek = if systems.seeks() { "seek, " } else { "" };
+            if churn > 0 {
+                groups.push(Group {
+                    name: format!(
+                        "{} {seek}{group} ({churn} spawned+removed per frame), sorted by group",
+                        S::NAME
+                    ),
+                    runs: sorted,
+                });
+            } else {
+                runs.extend(sorted);
+            }
             let name = if churn > 0 {
                 format!(
                     "{} {seek}{group} ({churn} spawned+removed per frame)",

@@ -57,6 +57,9 @@ pub enum SimError {
         limit: String,
     },
 
+    #[error("the {layout} layout cannot be reordered: {reason}; nothing was changed")]
+    CannotReorder { layout: String, reason: String },
+
     #[error("seek cannot run on the {layout} layout: {reason}; nothing was changed")]
     SeekUnavailable { layout: String, reason: String },
 

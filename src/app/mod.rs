@@ -46,6 +46,7 @@ use entity_layouts::memory::resident_bytes;
 use entity_layouts::pace::Pace;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::ScriptRunner;
+use entity_layouts::swarm::Order;
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::SpawnPattern;
 
@@ -71,6 +72,8 @@ pub struct AppOptions {
     pub switch_chunk: Option<usize>,
     /// Start with the seek system on (`--seek`).
     pub seek: bool,
+    /// The storage order to open in (`--order`).
+    pub order: Order,
     pub vsync: bool,
     pub headless: bool,
     pub frames: Option<u64>,
@@ -161,6 +164,9 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
         Action::Seek(options.seek),
     ] {
         driver.apply(&action)?;
+    }
+    if options.order != Order::Id {
+        driver.apply(&Action::Order(options.order))?;
     }
     // `--count N` opens at N: the population is filled before the first timed frame.
     driver.begin_loading();

@@ -15,7 +15,7 @@ use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
-use entity_layouts::swarm::MAX_CHURN;
+use entity_layouts::swarm::{MAX_CHURN, Order};
 use entity_layouts::threads::{Threads, core_count};
 
 use super::clip::Clip;
@@ -303,6 +303,7 @@ fn controls(
             want.push(Action::Seek(seek));
         }
     });
+    order_controls(ui, sim, want);
     ui.horizontal(|ui| {
         ui.label("SIMD").on_hover_text(
             "the instruction set of the soa, chunks, aos and tuned ECS kernels (S); every tier computes the same bits",
@@ -352,6 +353,32 @@ fn controls(
 }
 
 /// Starts or stops a clip (R); while one records, the button says for how long, in red.
+/// The storage order: by id, or each seeker beside its target (O); and how far churn has
+/// spread them out again since.
+fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
+    let asked = sim.driver.requested_order();
+    ui.horizontal(|ui| {
+        ui.label("order").on_hover_text(
+            "where each entity sits in storage: by id, as they are born, or by seek group, each seeker beside its target; sorting rebuilds the storage over a share of each frame, like a switch (O)",
+        );
+        let mut order = asked;
+        ui.radio_value(&mut order, Order::Id, "by id");
+        ui.radio_value(&mut order, Order::Group, "by group (O)");
+        if order != asked {
+            want.push(Action::Order(order));
+        }
+    });
+    if let Some((spread, slots, _)) = sim.spread {
+        ui.label(format!(
+            "targets outside their group's stretch: {:.0}%",
+            100.0 * spread.far
+        ))
+        .on_hover_text(format!(
+            "of the seekers whose target is alive, the share stored more than {slots} slots (the population over its 65 seek groups) from it, sampled twice a second: near 100% in id order, 0% just sorted by group; churn appends spawns and swaps removals, and spreads them out again"
+        ));
+    }
+}
+
 fn clip_button(ui: &mut egui::Ui, recording: Option<f64>, want: &mut Vec<Action>) {
     let (label, request) = match recording {
         Some(s) => (

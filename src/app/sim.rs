@@ -16,7 +16,9 @@ use entity_layouts::driver::{Driver, LOAD_SLICE};
 use entity_layouts::error::SimError;
 use entity_layouts::layout::DeviceTime;
 use entity_layouts::layout::LayoutKind;
+use entity_layouts::swarm::{Order, TargetSpread};
 use entity_layouts::until_over::UntilOverResult;
+use entity_layouts::workload::GROUPS;
 
 use super::render::{DRAW_GPU, Drawing, GatheredPoints};
 use super::stats::{FrameSplit, FrameStats, Setting};
@@ -136,6 +138,11 @@ pub struct Sim {
     pub busy_this_frame: bool,
     /// The switch under way (to this layout), and the growth (to this count).
     pub switch_clock: Option<(LayoutKind, WorkClock)>,
+    /// The reorder under way, and its copying so far.
+    pub order_clock: Option<(Order, WorkClock)>,
+    /// How far seekers sit from their targets (the order's decay under churn), sampled twice a
+    /// second: the share, the distance it counts as far ([`far_slots`]), and when.
+    pub spread: Option<(TargetSpread, usize, Instant)>,
     pub grow_clock: Option<(usize, WorkClock)>,
     /// This frame's spawning toward the count, ms.
     pub grow_ms: f32,
@@ -175,6 +182,8 @@ impl Sim {
             gather_ms: 0.0,
             busy_this_frame: false,
             switch_clock: None,
+            order_clock: None,
+            spread: None,
             grow_clock: None,
             grow_ms: 0.0,
             load_clock,
@@ -255,6 +264,29 @@ impl Sim {
                 self.switch_clock = None;
                 Some(format!("switched to {} (no entities yet)", to.label()))
             }
+            (
+                _,
+                Outcome::ReorderStarted {
+                    order,
+                    entities,
+                    replaced,
+                },
+            ) => Some({
+                self.order_clock = Some((order, WorkClock::start()));
+                match replaced {
+                    Some(was) => format!(
+                        "sorting by {order} instead of by {was} ({entities} entities to rebuild)"
+                    ),
+                    None => format!("sorting by {order} ({entities} entities to rebuild)"),
+                }
+            }),
+            (_, Outcome::ReorderQueued { order }) => Some(format!(
+                "sorting by {order} once the work under way is done"
+            )),
+            (_, Outcome::InOrder { order, cancelled }) => Some(match cancelled {
+                Some(was) => format!("sorting by {was} cancelled: staying in {order} order"),
+                None => format!("already in {order} order"),
+            }),
             (_, Outcome::SwitchStarted { to, entities }) => {
                 self.switch_clock = Some((to, WorkClock::start()));
                 Some(format!(
@@ -285,6 +317,41 @@ impl Sim {
 
     fn report_error(&mut self, e: &SimError) {
         self.report(Err(e.to_string()));
+    }
+
+    /// Counts this frame's copying toward a pending reorder (one that started on request, or
+    /// once a switch landed), and says so once it is done: the order, the entities, the time
+    /// and how far the targets now sit.
+    fn follow_order(&mut self, copied: usize) {
+        let pending = self.driver.swarm().switch_progress().and_then(|p| p.order);
+        match (&mut self.order_clock, pending) {
+            (None, Some(order)) => {
+                let mut clock = WorkClock::start();
+                if copied > 0 {
+                    clock.add(self.switch_ms, self.share_ms);
+                }
+                self.order_clock = Some((order, clock));
+            }
+            (Some((order, clock)), Some(now)) if *order == now => {
+                if copied > 0 {
+                    clock.add(self.switch_ms, self.share_ms);
+                }
+            }
+            (Some(_), Some(now)) => self.order_clock = Some((now, WorkClock::start())),
+            (Some((order, clock)), None) => {
+                let (order, clock) = (*order, *clock);
+                self.order_clock = None;
+                if self.driver.swarm().order() == order {
+                    let text = format!(
+                        "sorted by {order}: {} entities rebuilt in {}",
+                        self.driver.swarm().len(),
+                        clock.summary("copying"),
+                    );
+                    self.report(Ok(text));
+                }
+            }
+            (None, None) => {}
+        }
     }
 
     /// Counts this frame's copying toward the pending switch, and says so once it is done.
@@ -383,6 +450,17 @@ impl Sim {
     }
 }
 
+/// A target is far when it sits more than a group's stretch from its seeker (the population
+/// over [`GROUPS`]): sorted by group, every target lies within it, so the share says how much of
+/// the sort churn has undone, at any count. In id order a group's members are spread over the
+/// whole storage, and nearly every target is far.
+pub fn far_slots(len: usize) -> usize {
+    (len / GROUPS as usize).max(1)
+}
+/// How many seekers the panel's spread samples, and how often.
+const SPREAD_SAMPLES: usize = 1 << 16;
+const SPREAD_EVERY: Duration = Duration::from_millis(500);
+
 pub fn ms(d: Duration) -> f32 {
     (d.as_secs_f64() * 1e3) as f32
 }
@@ -403,6 +481,15 @@ fn simulate(mut sim: ResMut<Sim>) {
     sim.share_ms = ms(sim.driver.frame_share());
     // The same frame the core's script replay runs, so the two end in the same state.
     let report = sim.driver.frame_step();
+    if sim
+        .spread
+        .is_none_or(|(_, _, at)| at.elapsed() >= SPREAD_EVERY)
+    {
+        let swarm = sim.driver.swarm();
+        let slots = far_slots(swarm.len());
+        let spread = swarm.target_spread_sampled(slots, SPREAD_SAMPLES);
+        sim.spread = Some((spread, slots, Instant::now()));
+    }
     sim.switch_ms = ms(report.switch);
     sim.grow_ms = ms(report.grow);
     // The gpu layout's simulate time is the device's (timestamps); its CPU time is only the
@@ -440,6 +527,7 @@ fn simulate(mut sim: ResMut<Sim>) {
         sim.last_search = Some(found);
     }
     sim.follow_switch(report.copied);
+    sim.follow_order(report.copied);
     sim.follow_growth(report.spawned);
 }
 

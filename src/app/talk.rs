@@ -18,6 +18,7 @@ use entity_layouts::layout::LayoutKind;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
+use entity_layouts::swarm::Order;
 
 use bevy::render::render_resource::Extent3d;
 use entity_layouts::values::WindowSize;
@@ -185,6 +186,13 @@ fn keys(
     if input.just_pressed(KeyCode::KeyT) {
         let on = !sim.driver.systems().seeks();
         requests.write(Request(Action::Seek(on)));
+    }
+    if input.just_pressed(KeyCode::KeyO) {
+        let other = match sim.driver.requested_order() {
+            Order::Id => Order::Group,
+            Order::Group => Order::Id,
+        };
+        requests.write(Request(Action::Order(other)));
     }
     if input.just_pressed(KeyCode::KeyM) {
         requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));

@@ -77,6 +77,10 @@ impl<S: AllLayouts> Driver<S> {
             .inspect_err(|_| self.target = self.swarm.len());
         if !self.growing() {
             self.loading = false;
+            // `--order group` opens sorted: the reorder is part of the fill, before any frame.
+            if let Some(order) = self.queued_order.take() {
+                self.swarm.reorder(order)?;
+            }
         }
         spawned
     }
@@ -205,6 +209,12 @@ impl<S: AllLayouts> Driver<S> {
         }
         report.churn = t.elapsed();
         let t = Instant::now();
+        if self.swarm.switch_progress().is_none()
+            && let Some(order) = self.queued_order.take()
+            && let Err(e) = self.start_order(order)
+        {
+            report.error = Some(e);
+        }
         report.copied = self.switch_step(frame_start);
         report.switch = t.elapsed();
         self.clock.copied(report.grow + report.switch);

@@ -8,7 +8,7 @@ use crate::action::{Action, Outcome};
 use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::swarm::MAX_CHURN;
+use crate::swarm::{MAX_CHURN, Order};
 use crate::workload::Systems;
 
 impl<S: AllLayouts> Driver<S> {
@@ -61,6 +61,7 @@ impl<S: AllLayouts> Driver<S> {
                 self.systems = systems;
                 Ok(changed(different))
             }
+            Action::Order(order) => self.set_order(order),
             Action::Threads(threads) => {
                 let different = threads != self.threads;
                 self.threads = threads;
@@ -144,6 +145,12 @@ impl<S: AllLayouts> Driver<S> {
         let current = self.swarm.kind();
         let pending = self.swarm.switch_progress();
         self.swarm.begin_switch(kind)?;
+        // A pending reorder gives way to the switch, and starts again once it lands: the switch
+        // keeps the logical order, so the new layout is sorted as the old one would have been.
+        if let Some(order) = pending.and_then(|p| p.order) {
+            self.queued_order = Some(order);
+        }
+        let pending = pending.filter(|p| p.order.is_none());
         let outcome = match pending {
             _ if kind == current => Outcome::SwitchCancelled {
                 staying: kind,
@@ -165,6 +172,56 @@ impl<S: AllLayouts> Driver<S> {
         };
         self.switch_eta = self.swarm.switch_progress().map(|p| (p.to, Eta::new(0)));
         Ok(outcome)
+    }
+
+    /// Starts rebuilding the storage in `order` over the next frames, or queues it until the
+    /// start-up fill or a pending switch ends. Refused for a layout that cannot be read out in
+    /// a new order (the gpu one), with nothing changed.
+    fn set_order(&mut self, order: Order) -> Result<Outcome, SimError> {
+        let kind = self.requested_layout();
+        if kind.is_gpu() {
+            return Err(SimError::CannotReorder {
+                layout: kind.name().into(),
+                reason: "its entities live on the GPU, where the app does not sort".into(),
+            });
+        }
+        let plain_switch = self
+            .swarm
+            .switch_progress()
+            .is_some_and(|p| p.order.is_none());
+        if self.loading() || plain_switch {
+            let different = self.queued_order != Some(order);
+            self.queued_order = Some(order);
+            return Ok(if different {
+                Outcome::ReorderQueued { order }
+            } else {
+                Outcome::Unchanged
+            });
+        }
+        self.queued_order = None;
+        self.start_order(order)
+    }
+
+    /// [`Self::set_order`] with nothing in the way.
+    pub(super) fn start_order(&mut self, order: Order) -> Result<Outcome, SimError> {
+        let pending = self.swarm.switch_progress().and_then(|p| p.order);
+        self.swarm.begin_reorder(order)?;
+        self.switch_eta = self
+            .swarm
+            .switch_progress()
+            .map(|p| (p.to, Eta::new(p.copied)));
+        Ok(match self.swarm.switch_progress() {
+            Some(_) if pending == Some(order) => Outcome::Unchanged,
+            Some(p) => Outcome::ReorderStarted {
+                order,
+                entities: p.len,
+                replaced: pending,
+            },
+            None => Outcome::InOrder {
+                order,
+                cancelled: pending,
+            },
+        })
     }
 
     /// Refuses `n` entities in `kind` over its maximum (a 50M population on the GPU cannot move

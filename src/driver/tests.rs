@@ -358,3 +358,89 @@ fn paused_frames_change_nothing() {
     d.frame_step();
     assert_eq!(d.swarm().checksum(), before);
 }
+
+/// A sort asked for while other work is under way waits for it: `--order group` sorts as part
+/// of the start-up fill (no frame), and a sort asked for during a switch starts when it lands;
+/// a switch asked for during a sort takes over, and the sort starts again in the new layout.
+#[test]
+fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
+    let n = 30_000;
+    let mut d = driver(LayoutKind::Soa, 5).with_chunks(usize::MAX, 10_000);
+    d.apply(&Action::Count(n)).unwrap();
+    d.begin_loading();
+    assert_eq!(
+        d.apply(&Action::Order(Order::Group)),
+        Ok(Outcome::ReorderQueued {
+            order: Order::Group
+        })
+    );
+    assert_eq!(d.requested_order(), Order::Group);
+    d.load_all().unwrap();
+    assert_eq!(d.frame(), 0, "sorted before the first frame");
+    assert_eq!(
+        (d.swarm().order(), d.swarm().switch_progress()),
+        (Order::Group, None)
+    );
+    assert!(d.swarm().target_spread(1_000).far < 0.01);
+
+    // Back by id, over frames, with the progress of a sort.
+    assert_eq!(
+        d.apply(&Action::Order(Order::Id)),
+        Ok(Outcome::ReorderStarted {
+            order: Order::Id,
+            entities: n,
+            replaced: None
+        })
+    );
+    d.frame_step();
+    assert_eq!(d.progress()[0].work, Work::Sorting(Order::Id));
+    assert_eq!(d.progress()[0].done, 10_000);
+    // A switch takes over; the sort waits for it, then runs in the new layout.
+    let started = d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
+    assert_eq!(
+        started,
+        Outcome::SwitchStarted {
+            to: LayoutKind::Aos,
+            entities: n
+        }
+    );
+    assert_eq!(d.requested_order(), Order::Id);
+    while d.swarm().kind() != LayoutKind::Aos {
+        d.frame_step();
+    }
+    d.frame_step();
+    assert_eq!(
+        d.swarm().switch_progress().map(|p| p.order),
+        Some(Some(Order::Id))
+    );
+    while d.swarm().switch_progress().is_some() {
+        d.frame_step();
+    }
+    assert_eq!(d.swarm().order(), Order::Id);
+    assert!(d.swarm().target_spread(100).far > 0.9);
+    // Asked again: already so, said.
+    assert_eq!(
+        d.apply(&Action::Order(Order::Id)),
+        Ok(Outcome::InOrder {
+            order: Order::Id,
+            cancelled: None
+        })
+    );
+    // And a sort asked for during a switch is queued, not started.
+    d.apply(&Action::Layout(LayoutKind::Soa)).unwrap();
+    assert_eq!(
+        d.apply(&Action::Order(Order::Group)),
+        Ok(Outcome::ReorderQueued {
+            order: Order::Group
+        })
+    );
+    assert_eq!(d.swarm().switch_progress().map(|p| p.order), Some(None));
+    while d.swarm().switch_progress().is_some() || d.requested_order() != d.swarm().order() {
+        d.frame_step();
+    }
+    assert_eq!(
+        (d.swarm().kind(), d.swarm().order()),
+        (LayoutKind::Soa, Order::Group)
+    );
+    assert_eq!(d.swarm().check_targets(), Ok(()));
+}

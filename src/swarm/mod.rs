@@ -72,6 +72,8 @@ pub struct Swarm<S: AllLayouts> {
     /// current layout's kernels really run on.
     simd: SimdTier,
     simd_in_use: SimdTier,
+    /// The order the last reorder arranged the population in ([`Self::order`]).
+    order: Order,
 }
 
 impl<S: AllLayouts> Swarm<S> {
@@ -93,6 +95,7 @@ impl<S: AllLayouts> Swarm<S> {
             freeing: Vec::new(),
             simd: SimdTier::Baseline,
             simd_in_use: SimdTier::Baseline,
+            order: Order::Id,
         })
     }
 
@@ -245,6 +248,7 @@ impl<S: AllLayouts> Swarm<S> {
         self.next_id = self.next_id.max(past_last);
         self.layout = fresh;
         self.switch = None;
+        self.order = Order::Id;
         self.ids.clear();
         self.index = IdIndex::default();
         self.id_buffer.clone_from(&snapshot.ids);

@@ -190,6 +190,7 @@ impl<S: AllLayouts> Swarm<S> {
             // Remembered first, so that a target among this batch resolves too.
             let first = self.layout.len();
             self.remember(first);
+            self.queue_for_reorder();
             self.resolve_targets(first, first + n);
             self.layout
                 .push_with_targets(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);

@@ -4,13 +4,21 @@
 //! the current layout stays the one that is stepped, read and reported; everything done to the
 //! swarm meanwhile is done to the part already copied as well, so when the copy is complete it
 //! holds exactly the current population, and it takes over.
+//!
+//! A reorder ([`super::order`]) is a switch into a fresh layout of the same kind that is filled
+//! in another order: it reads the population by id in the new order instead of by logical index,
+//! and keeps its own list of the ids it holds, which becomes the swarm's logical order when it
+//! takes over. Everything else (pacing, churn and growth meanwhile, seekers that wait for their
+//! targets) is the switch's.
 
 use rustc_hash::FxHashMap;
 
 use super::Swarm;
+use super::order::Order;
 use super::population::BATCH;
 use crate::catalog::AllLayouts;
 use crate::error::SimError;
+use crate::id_index::IdIndex;
 use crate::layout::{Layout, LayoutKind};
 
 /// A layout switch spread over calls: `to` receives the entities in logical order, a chunk at a
@@ -22,6 +30,20 @@ pub(super) struct PendingSwitch<S: AllLayouts> {
     /// are set when the target is copied; until then [`Swarm::step_seek`] copies the old
     /// layout's result onto them.
     pub(super) waiting: FxHashMap<u64, Vec<u64>>,
+    /// A reorder: the order the copy is filled in, and the copy's own logical order.
+    pub(super) reorder: Option<Reordering>,
+}
+
+/// A copy filled in a new order: the ids still to copy, and the copy's ids and their places.
+pub(super) struct Reordering {
+    pub(super) order: Order,
+    /// Every id to copy, in the new order (ids spawned since the request at the end); the ones
+    /// removed meanwhile are skipped when their turn comes.
+    pub(super) queue: Vec<u64>,
+    pub(super) next: usize,
+    /// The copy's ids in its logical order, and each one's place there.
+    pub(super) ids: Vec<u64>,
+    pub(super) index: IdIndex,
 }
 
 impl<S: AllLayouts> PendingSwitch<S> {
@@ -30,16 +52,33 @@ impl<S: AllLayouts> PendingSwitch<S> {
             to,
             copied: 0,
             waiting: FxHashMap::default(),
+            reorder: None,
         }
     }
 }
 
-/// How far a spread switch has come.
+/// Where entity `id` sits in a pending switch's copy, if it was copied (`index` is the swarm's:
+/// a plain switch copies the logical order as it is, a reorder keeps its own).
+pub(super) fn position_in_copy(
+    reorder: &Option<Reordering>,
+    copied: usize,
+    index: &IdIndex,
+    id: u64,
+) -> Option<usize> {
+    match reorder {
+        Some(r) => r.index.get(id).map(|p| p as usize),
+        None => index.get(id).map(|j| j as usize).filter(|&j| j < copied),
+    }
+}
+
+/// How far a spread switch (or a reorder) has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SwitchProgress {
     pub to: LayoutKind,
     pub copied: usize,
     pub len: usize,
+    /// A reorder into this order, in a layout of the same kind.
+    pub order: Option<Order>,
 }
 
 impl<S: AllLayouts> Swarm<S> {
@@ -83,6 +122,9 @@ impl<S: AllLayouts> Swarm<S> {
         let Some(switch) = self.switch.as_mut() else {
             return 0;
         };
+        if switch.reorder.is_some() {
+            return self.reorder_step(max);
+        }
         let end = len.min(switch.copied.saturating_add(max));
         let copied = end - switch.copied;
         while switch.copied < end {
@@ -134,6 +176,7 @@ impl<S: AllLayouts> Swarm<S> {
             to: s.to.kind(),
             copied: s.copied,
             len: self.len(),
+            order: s.reorder.as_ref().map(|r| r.order),
         })
     }
 
@@ -151,6 +194,11 @@ impl<S: AllLayouts> Swarm<S> {
         if self.switch.as_ref().is_some_and(|s| s.copied == self.len())
             && let Some(switch) = self.switch.take()
         {
+            if let Some(r) = switch.reorder {
+                self.ids = r.ids;
+                self.index = r.index;
+                self.order = r.order;
+            }
             let old = std::mem::replace(&mut self.layout, switch.to);
             self.simd_in_use = self.layout.set_simd(self.simd);
             self.free_in_background(old);
@@ -160,7 +208,9 @@ impl<S: AllLayouts> Swarm<S> {
     /// A shrink to `len`: the copy keeps what it holds of the first `len` entities, and a copy
     /// that now holds them all takes over.
     pub(super) fn truncate_copy(&mut self, len: usize) {
-        if let Some(switch) = self.switch.as_mut()
+        if self.switch.as_ref().is_some_and(|s| s.reorder.is_some()) {
+            self.forget_dead_in_reorder();
+        } else if let Some(switch) = self.switch.as_mut()
             && switch.copied > len
         {
             let _ = switch.to.truncate(len);
@@ -187,6 +237,14 @@ impl<S: AllLayouts> Swarm<S> {
         let Some(switch) = self.switch.as_mut() else {
             return;
         };
+        if let Some(r) = switch.reorder.as_mut() {
+            // The copy has its own order: the victim leaves it as it leaves any layout, with a
+            // swap from the copy's end; one not copied yet is skipped when its turn comes.
+            if let Some(p) = r.index.get(self.ids[index]) {
+                Self::remove_from_reorder(switch, p as usize);
+            }
+            return;
+        }
         if index >= switch.copied {
             return;
         }

@@ -7,7 +7,7 @@
 //! way both layouts compute the same bits.
 
 use super::Swarm;
-use super::switch::PendingSwitch;
+use super::switch::{PendingSwitch, position_in_copy};
 use crate::catalog::AllLayouts;
 use crate::id_index::IdIndex;
 use crate::layout::regions::{Field, Region};
@@ -29,7 +29,8 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// The target of seeker `id` in a switch's copy that holds logical indices `..present`: its
     /// logical index if it is there, or none, and then the seeker waits for it (a dead target
-    /// is none in both layouts).
+    /// is none in both layouts). A reorder's copy holds the targets it has placed, wherever
+    /// they came from.
     pub(super) fn target_in_copy(
         seed: u64,
         index: &IdIndex,
@@ -38,13 +39,15 @@ impl<S: AllLayouts> Swarm<S> {
         present: usize,
     ) -> Option<usize> {
         let t = target_of(seed, id)?;
-        let j = index.get(t)?;
-        if (j as usize) < present {
-            Some(j as usize)
-        } else {
+        let j = index.get(t)? as usize;
+        let at = match &switch.reorder {
+            Some(r) => r.index.get(t).map(|p| p as usize),
+            None => (j < present).then_some(j),
+        };
+        if at.is_none() {
             switch.waiting.entry(t).or_default().push(id);
-            None
         }
+        at
     }
 
     /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
@@ -61,8 +64,8 @@ impl<S: AllLayouts> Swarm<S> {
             return;
         };
         for seeker in seekers {
-            if let Some(j) = index.get(seeker) {
-                to.set_targets(j as usize, &[Some(at)]);
+            if let Some(p) = position_in_copy(&switch.reorder, switch.copied, index, seeker) {
+                to.set_targets(p, &[Some(at)]);
             }
         }
     }
@@ -90,12 +93,16 @@ impl<S: AllLayouts> Swarm<S> {
         };
         to.step_seek(dt.as_scalar(), threads);
         let (index, layout) = (&self.index, &self.layout);
+        let (reorder, copied) = (&switch.reorder, switch.copied);
         switch.waiting.retain(|target, seekers| {
             if !index.contains(*target) {
                 return false;
             }
             seekers.retain(|seeker| {
-                let Some(j) = index.get(*seeker) else {
+                let (Some(j), Some(p)) = (
+                    index.get(*seeker),
+                    position_in_copy(reorder, copied, index, *seeker),
+                ) else {
                     return false;
                 };
                 let j = j as usize;
@@ -104,7 +111,7 @@ impl<S: AllLayouts> Swarm<S> {
                     velocity = Some((state.vx, state.vy));
                 });
                 if let Some((vx, vy)) = velocity {
-                    to.set_velocity_at(j, vx, vy);
+                    to.set_velocity_at(p, vx, vy);
                 }
                 true
             });
@@ -133,7 +140,11 @@ impl<S: AllLayouts> Swarm<S> {
         if let Some(switch) = &self.switch
             && let Some(to) = switch.to.seeking()
         {
-            for (i, &id) in self.ids[..switch.copied].iter().enumerate() {
+            let copy = match &switch.reorder {
+                Some(r) => &r.ids[..],
+                None => &self.ids[..switch.copied],
+            };
+            for (i, &id) in copy.iter().enumerate() {
                 let held = to.target_at(i);
                 let waiting = held.is_none()
                     && expected(id)

@@ -388,6 +388,19 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         true
     }
 
+    /// Each of `entities`, looked up through the prepared query of all seven components.
+    fn visit_entities(
+        &self,
+        entities: impl IntoIterator<Item = Entity>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) {
+        let query = self.everything.query_manual(&self.world);
+        for entity in entities {
+            let (id, state) = state_of(self.components(&query, entity));
+            visit(id, &state);
+        }
+    }
+
     /// The world, for experiments that query it directly (random access, migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -506,11 +519,11 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
         // Sparse sets, or a world `world_mut` gave more archetypes: one entity lookup per entity
         // through a prepared query, instead of one per component.
-        let query = self.everything.query_manual(&self.world);
-        for &entity in &self.entities[range] {
-            let (id, state) = state_of(self.components(&query, entity));
-            visit(id, &state);
-        }
+        self.visit_entities(self.entities[range].iter().copied(), visit);
+    }
+
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        self.visit_entities(at.iter().map(|&i| self.entities[i]), visit);
     }
 
     fn memory(&self) -> MemoryUse {

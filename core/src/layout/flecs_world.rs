@@ -332,6 +332,29 @@ impl<S: Scalar> FlecsLayout<S> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Each of `entities`, its seven components read in one `get`.
+    fn visit_entities(
+        &self,
+        entities: impl IntoIterator<Item = Entity>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) {
+        let world = self.world_locked();
+        for entity in entities {
+            world.entity_from_id(entity).get::<(
+                &OurId<InTable>,
+                &Pos<S>,
+                &Vel<S>,
+                &Hp<S>,
+                &Ene<S>,
+                &Reg<S>,
+                &Arm<S>,
+            )>(|components| {
+                let (id, state) = state_of(components);
+                visit(id, &state);
+            });
+        }
+    }
+
     fn world_locked(&self) -> std::sync::MutexGuard<'_, World> {
         self.world
             .lock()
@@ -442,21 +465,12 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         if self.read_columns(range.clone(), visit) {
             return;
         }
-        let world = self.world_locked();
-        for &entity in &self.entities.as_slice()[range] {
-            world.entity_from_id(entity).get::<(
-                &OurId<InTable>,
-                &Pos<S>,
-                &Vel<S>,
-                &Hp<S>,
-                &Ene<S>,
-                &Reg<S>,
-                &Arm<S>,
-            )>(|components| {
-                let (id, state) = state_of(components);
-                visit(id, &state);
-            });
-        }
+        self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
+    }
+
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        let entities = self.entities.as_slice();
+        self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }
 
     fn memory(&self) -> MemoryUse {

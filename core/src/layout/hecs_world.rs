@@ -160,6 +160,20 @@ impl<S: Scalar> HecsLayout<S> {
         }
     }
 
+    /// Each of `entities`, looked up through one view of all seven components.
+    fn visit_entities(
+        &self,
+        entities: impl IntoIterator<Item = Entity>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) {
+        let view = self.world.view::<Everything<'_, S>>();
+        for entity in entities {
+            let components = view.get(entity).expect("every listed entity has all seven");
+            let (id, state) = state_of(components);
+            visit(id, &state);
+        }
+    }
+
     /// The world, for experiments that use hecs directly (migration).
     pub fn world_mut(&mut self) -> &mut World {
         &mut self.world
@@ -344,12 +358,11 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         if self.read_columns(range.clone(), visit) {
             return;
         }
-        let view = self.world.view::<Everything<'_, S>>();
-        for &entity in &self.entities.as_slice()[range] {
-            let components = view.get(entity).expect("every listed entity has all seven");
-            let (id, state) = state_of(components);
-            visit(id, &state);
-        }
+        self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
+    }
+
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        self.visit_entities(at.iter().map(|&i| self.entities.get(i)), visit);
     }
 
     fn memory(&self) -> MemoryUse {

@@ -96,6 +96,14 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// Visits the entities at logical indices `range`, in order (a layout switch spread over
     /// frames reads one chunk per frame this way).
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>));
+    /// Visits the entities at logical indices `at`, in that order (a reorder reads the
+    /// population in its new order this way). Each one is a range of one here; an ECS looks
+    /// them up through one prepared query instead of preparing one per entity.
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for &i in at {
+            self.for_each_entity_in(i..i + 1, visit);
+        }
+    }
     fn memory(&self) -> MemoryUse;
     /// What this layout can do beyond this trait: each capability it has, as itself.
     fn capabilities(&self) -> Capabilities<'_, S>;

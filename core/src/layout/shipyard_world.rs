@@ -199,6 +199,27 @@ impl<S: Scalar> ShipyardLayout<S> {
         true
     }
 
+    /// Each of `entities`, read through one set of views.
+    fn visit_entities(
+        &self,
+        entities: impl IntoIterator<Item = EntityId>,
+        visit: &mut dyn FnMut(u64, &EntityState<S>),
+    ) {
+        let (id, p, v, h, e, r, a) = self.views();
+        for entity in entities {
+            let (id, state) = state_of((
+                &id[entity],
+                &p[entity],
+                &v[entity],
+                &h[entity],
+                &e[entity],
+                &r[entity],
+                &a[entity],
+            ));
+            visit(id, &state);
+        }
+    }
+
     fn views(&self) -> AllViews<'_, S> {
         self.world
             .borrow::<AllViews<'_, S>>()
@@ -360,19 +381,12 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         if self.read_columns(range.clone(), visit) {
             return;
         }
-        let (id, p, v, h, e, r, a) = self.views();
-        for &entity in &self.entities.as_slice()[range] {
-            let (id, state) = state_of((
-                &id[entity],
-                &p[entity],
-                &v[entity],
-                &h[entity],
-                &e[entity],
-                &r[entity],
-                &a[entity],
-            ));
-            visit(id, &state);
-        }
+        self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
+    }
+
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        let entities = self.entities.as_slice();
+        self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }
 
     fn memory(&self) -> MemoryUse {
