@@ -326,11 +326,17 @@ impl Sim {
         let pending = self.driver.swarm().switch_progress().and_then(|p| p.order);
         match (&mut self.order_clock, pending) {
             (None, Some(order)) => {
+                // A sort that waited for a switch (or a request this clock missed) began.
                 let mut clock = WorkClock::start();
                 if copied > 0 {
                     clock.add(self.switch_ms, self.share_ms);
                 }
                 self.order_clock = Some((order, clock));
+                let text = format!(
+                    "sorting by {order} ({} entities to rebuild), now that nothing is in its way",
+                    self.driver.swarm().len()
+                );
+                self.report(Ok(text));
             }
             (Some((order, clock)), Some(now)) if *order == now => {
                 if copied > 0 {
