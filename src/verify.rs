@@ -248,7 +248,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
             if churn > 0 {
                 groups.push(Group {
                     name: format!(
-                        "{} {seek}{group} ({churn} spawned+removed per frame), sorted by group",
+                        "{} {seek}{group}, sorted by group ({churn} spawned+removed per frame)",
                         S::NAME
                     ),
                     runs: sorted,

@@ -108,12 +108,20 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter(|k| k.has_simd_kernels())
         .count();
     let simd_runs = wider * per_tier + usize::from(wider > 0);
-    // f32 and f64, without churn and with it, for move + regen and with seek too.
+    // f32 and f64, without churn and with it, for move + regen and with seek too; and every
+    // layout sorted by group (in the group without churn, in a group of its own with churn).
     assert_eq!(
         checksums,
-        8 * (2 * LayoutKind::CPU.len() + simd_runs + 4),
+        8 * (3 * LayoutKind::CPU.len() + simd_runs + 4),
         "{text}"
     );
+    for kind in LayoutKind::CPU {
+        assert!(
+            text.contains(&format!("{kind} threads=1, sorted by group")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("f64 seek, churn"), "{text}");
     assert!(text.contains("f32 seek, churn"), "{text}");
     for &tier in &entity_layouts::simd::available()[1..] {
         assert!(
@@ -122,7 +130,7 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         );
     }
     assert!(text.contains("spread over frames, threads=all"), "{text}");
-    assert_eq!(text.matches("bit-identical").count(), 8);
+    assert_eq!(text.matches("bit-identical").count(), 12);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //!   keeps moving;
 //! - [`targets`]: seek's targets, resolved to logical indices and followed through switches;
 //! - [`order`]: the storage order (by id, or seekers beside their targets) and rebuilding in it;
+//! - [`reorder`]: that rebuild, a switch that reads the population in the new order;
 //! - [`freeing`]: giving memory back after a shrink or a switch.
 //!
 //! This file holds the swarm itself, the systems it steps and what is read out of it.
@@ -19,6 +20,7 @@
 mod freeing;
 mod order;
 mod population;
+mod reorder;
 mod switch;
 mod targets;
 

@@ -1,0 +1,150 @@
+//! The mechanics of a reorder ([`super::order`]): a switch ([`super::switch`]) into a fresh
+//! layout of the same kind that reads the population by id in the new order, and keeps its own
+//! list of the ids it holds, which becomes the swarm's logical order when it takes over. Growth,
+//! churn and shrinks meanwhile are mirrored on it here.
+
+use super::Swarm;
+use super::order::Order;
+use super::population::BATCH;
+use super::switch::{PendingSwitch, Reordering};
+use crate::catalog::AllLayouts;
+use crate::error::SimError;
+use crate::id_index::IdIndex;
+
+impl<S: AllLayouts> Swarm<S> {
+    /// Starts rebuilding the population in `order`, in a fresh layout of the same kind, to be
+    /// carried out by [`Self::switch_step`] a chunk at a time, like a switch. It replaces a
+    /// pending switch or a reorder into another order; a reorder into the same order goes on.
+    /// A population already in `order` is left as it is. On error (memory, or a layout that
+    /// cannot be read out by index cheaply: the gpu one) nothing changes.
+    pub fn begin_reorder(&mut self, order: Order) -> Result<(), SimError> {
+        if self.layout.on_device().is_some() {
+            return Err(SimError::CannotReorder {
+                layout: self.kind().name().into(),
+                reason: "its entities live on the GPU and are read back in whole chunks, not \
+                         one by one in a new order (switch to a CPU layout to sort)"
+                    .into(),
+            });
+        }
+        let pending = self.switch.as_ref().and_then(|s| s.reorder.as_ref());
+        if pending.is_some_and(|r| r.order == order) {
+            return Ok(());
+        }
+        let queue = order.arrange(self.index.ids_ascending());
+        if queue == self.ids {
+            self.cancel_switch();
+            self.order = order;
+            return Ok(());
+        }
+        self.wait_for_frees();
+        let mut to = self.create(self.kind())?;
+        Self::make_room(self.max_entities, to.as_mut(), self.len())?;
+        let mut pending = PendingSwitch::new(to);
+        pending.reorder = Some(Reordering {
+            order,
+            queue,
+            next: 0,
+            ids: Vec::with_capacity(self.len()),
+            index: IdIndex::default(),
+        });
+        if let Some(replaced) = self.switch.replace(pending) {
+            self.free_in_background(replaced.to);
+        }
+        self.finish_switch_if_copied();
+        Ok(())
+    }
+
+    /// Copies up to `max` more entities into a pending reorder's copy, in its order, reading
+    /// each by its logical index in the current layout; when the last is in, the copy and its
+    /// order take over. Returns how many were copied.
+    pub(super) fn reorder_step(&mut self, max: usize) -> usize {
+        let mut copied = 0;
+        let mut at = Vec::new();
+        while let Some(switch) = self.switch.as_mut() {
+            let Some(r) = switch.reorder.as_mut() else {
+                break;
+            };
+            if copied >= max || r.next == r.queue.len() {
+                break;
+            }
+            let want = (max - copied).min(BATCH);
+            at.clear();
+            while at.len() < want && r.next < r.queue.len() {
+                // An id removed since the request is skipped.
+                if let Some(j) = self.index.get(r.queue[r.next]) {
+                    at.push(j as usize);
+                }
+                r.next += 1;
+            }
+            self.id_buffer.clear();
+            self.spawn_buffer.clear();
+            self.layout.for_each_entity_at(&at, &mut |id, state| {
+                self.id_buffer.push(id);
+                self.spawn_buffer.push(*state);
+            });
+            // Placed first, so that a target among this batch resolves to its place.
+            let first = r.ids.len();
+            for (k, &id) in self.id_buffer.iter().enumerate() {
+                r.index.insert(id, (first + k) as u32);
+            }
+            r.ids.extend_from_slice(&self.id_buffer);
+            self.target_buffer.clear();
+            for &id in &self.id_buffer {
+                let target = Self::target_in_copy(self.seed, &self.index, switch, id, 0);
+                self.target_buffer.push(target);
+            }
+            switch
+                .to
+                .push_with_targets(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);
+            switch.copied = first + self.id_buffer.len();
+            if !switch.waiting.is_empty() {
+                for (k, &id) in self.id_buffer.iter().enumerate() {
+                    Self::resolve_waiting(&self.index, switch, first + k, id);
+                }
+            }
+            copied += self.id_buffer.len();
+        }
+        self.finish_switch_if_copied();
+        copied
+    }
+
+    /// The entity at `p` in a pending reorder's copy leaves it, with a swap from the copy's end,
+    /// as it would leave any layout.
+    pub(super) fn remove_from_reorder(switch: &mut PendingSwitch<S>, p: usize) {
+        let Some(r) = switch.reorder.as_mut() else {
+            return;
+        };
+        switch.to.swap_remove(p);
+        let victim = r.ids.swap_remove(p);
+        r.index.remove(victim);
+        if let Some(&moved) = r.ids.get(p) {
+            r.index.insert(moved, p as u32);
+        }
+        switch.copied -= 1;
+    }
+
+    /// After a shrink: the entities it removed leave a pending reorder's copy too.
+    pub(super) fn forget_dead_in_reorder(&mut self) {
+        let Some(switch) = self.switch.as_mut() else {
+            return;
+        };
+        let Some(len) = switch.reorder.as_ref().map(|r| r.ids.len()) else {
+            return;
+        };
+        // From the end, so each swap brings in an entity already seen alive.
+        for p in (0..len).rev() {
+            let id = switch.reorder.as_ref().map_or(0, |r| r.ids[p]);
+            if !self.index.contains(id) {
+                Self::remove_from_reorder(switch, p);
+            }
+        }
+    }
+
+    /// Entities just spawned join a pending reorder's queue at its end: spawns append, in the
+    /// new order as in any.
+    pub(super) fn queue_for_reorder(&mut self) {
+        if let Some(r) = self.switch.as_mut().and_then(|s| s.reorder.as_mut()) {
+            r.queue.extend_from_slice(&self.id_buffer);
+        }
+    }
+}
