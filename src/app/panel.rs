@@ -217,9 +217,23 @@ fn controls(
             });
     });
     // Loading, a switch and growing, each with how far it has come and the time it has left.
-    for progress in sim.driver.progress() {
+    let progress = sim.driver.progress();
+    for progress in &progress {
         ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(progress.short_line()))
             .on_hover_text(progress.line());
+    }
+    if drawing.software_adapter() && !progress.is_empty() {
+        // On two cores a software rasterizer's threads take the CPU this copy needs, and a
+        // switch takes far longer than its copying (switching.md, "Where the copying goes in
+        // the window here"; docs/runs/app-gestures).
+        ui.label(
+            RichText::new("software rendering: drawing shares the CPU cores with this work")
+                .small()
+                .color(AMBER),
+        )
+        .on_hover_text(
+            "the adapter is a CPU (Mesa's lavapipe or llvmpipe): its drawing threads run on the              cores that copy the entities, so a switch, a sort or a fill takes longer than with              a GPU; LP_NUM_THREADS=1 leaves more of the cores to the copy, at the cost of a              slower frame",
+        );
     }
 
     // A `count until-over` search moves the count itself: the slider follows its probes, and
@@ -677,7 +691,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
+            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · T seek · O order · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
         )
         .small()
         .weak(),

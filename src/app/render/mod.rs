@@ -214,6 +214,12 @@ impl Drawing {
         }
     }
 
+    /// Whether the adapter is a CPU (lavapipe, llvmpipe): drawing then takes the cores that the
+    /// simulation, a switch and a sort run on.
+    pub fn software_adapter(&self) -> bool {
+        self.software_adapter
+    }
+
     /// Whether the points' measured GPU time would leave out the compute renderer's raster pass.
     pub fn timestamps_miss_compute(&self) -> bool {
         self.software_adapter && self.in_use == Renderer::Compute
