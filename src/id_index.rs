@@ -84,6 +84,26 @@ impl IdIndex {
         }
     }
 
+    /// `new` appended to the logical order `ids` that this index maps.
+    pub fn append(&mut self, ids: &mut Vec<u64>, new: &[u64]) {
+        let first = ids.len();
+        for (k, &id) in new.iter().enumerate() {
+            self.insert(id, (first + k) as u32);
+        }
+        ids.extend_from_slice(new);
+    }
+
+    /// The id at `at` leaves the logical order `ids` that this index maps, the last one moving
+    /// into its place (a swap-remove, as the layouts do it); returns the id removed.
+    pub fn swap_remove(&mut self, ids: &mut Vec<u64>, at: usize) -> u64 {
+        let victim = ids.swap_remove(at);
+        self.remove(victim);
+        if let Some(&moved) = ids.get(at) {
+            self.insert(moved, at as u32);
+        }
+        victim
+    }
+
     /// Every live id, smallest first: a walk of the array (no sort) while it is the array.
     pub fn ids_ascending(&self) -> Vec<u64> {
         match self {

@@ -218,21 +218,14 @@ impl<S: AllLayouts> Swarm<S> {
     fn swap_remove(&mut self, index: usize) {
         self.swap_remove_in_copy(index);
         self.layout.swap_remove(index);
-        let victim = self.ids.swap_remove(index);
-        self.index.remove(victim);
-        if let Some(&moved) = self.ids.get(index) {
-            self.index.insert(moved, index as u32);
-        }
+        let victim = self.index.swap_remove(&mut self.ids, index);
         self.forget_waiting_for(victim);
     }
 
     /// Records the ids the layout just took at `first..` (they are in `id_buffer`).
     pub(super) fn remember(&mut self, first: usize) {
         debug_assert_eq!(first, self.ids.len());
-        for (k, &id) in self.id_buffer.iter().enumerate() {
-            self.index.insert(id, (first + k) as u32);
-        }
-        self.ids.extend_from_slice(&self.id_buffer);
+        self.index.append(&mut self.ids, &self.id_buffer);
     }
 
     /// Forgets the ids at logical indices `len..` (a shrink).

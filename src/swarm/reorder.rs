@@ -84,10 +84,7 @@ impl<S: AllLayouts> Swarm<S> {
             });
             // Placed first, so that a target among this batch resolves to its place.
             let first = r.ids.len();
-            for (k, &id) in self.id_buffer.iter().enumerate() {
-                r.index.insert(id, (first + k) as u32);
-            }
-            r.ids.extend_from_slice(&self.id_buffer);
+            r.index.append(&mut r.ids, &self.id_buffer);
             self.target_buffer.clear();
             for &id in &self.id_buffer {
                 let target = Self::target_in_copy(self.seed, &self.index, switch, id, 0);
@@ -115,11 +112,7 @@ impl<S: AllLayouts> Swarm<S> {
             return;
         };
         switch.to.swap_remove(p);
-        let victim = r.ids.swap_remove(p);
-        r.index.remove(victim);
-        if let Some(&moved) = r.ids.get(p) {
-            r.index.insert(moved, p as u32);
-        }
+        r.index.swap_remove(&mut r.ids, p);
         switch.copied -= 1;
     }
 
