@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::swarm::Order;
@@ -31,6 +31,7 @@ pub enum Action {
     /// Run the seek system too (`seek on`), or only move and regen (`seek off`): the systems
     /// control. Instant; every entity stays as it is.
     Seek(bool),
+    SeekKernel(SeekKernel),
     /// Rebuild the storage in this order (over the next frames, like a switch): seekers beside
     /// their targets (`order group`), or back by id (`order id`).
     Order(Order),
@@ -70,6 +71,7 @@ impl Action {
                 | Action::Simd(_)
                 | Action::Churn(_)
                 | Action::Seek(_)
+                | Action::SeekKernel(_)
                 | Action::Order(_)
                 | Action::Pause(_)
         )
@@ -143,6 +145,7 @@ impl fmt::Display for Action {
             Action::Churn(n) => write!(f, "churn {n}"),
             Action::Seek(true) => f.write_str("seek on"),
             Action::Seek(false) => f.write_str("seek off"),
+            Action::SeekKernel(kernel) => write!(f, "seek {kernel}"),
             Action::Order(order) => write!(f, "order {order}"),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),

@@ -18,7 +18,7 @@ use entity_layouts::commands::{
     self, bench::BenchArgs, count_frames::CountFramesArgs, replay::ReplayArgs, soak::SoakArgs,
     usage_error, verify::VerifyArgs,
 };
-use entity_layouts::layout::LayoutKind;
+use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::swarm::Order;
 use entity_layouts::threads::Threads;
@@ -52,7 +52,7 @@ enum Command {
     /// entities a frame, and print its final state and checksum (the app's `--script` run with
     /// the same options and `--grow-chunk 250000` ends in the same one).
     Replay(ReplayArgs),
-    /// Random actions for a while (counts, every layout, threads, churn, seek, pause, switches
+    /// Random actions for a while (counts, every layout, threads, churn, seek and its kernel, pause, switches
     /// that start mid-copy), checked against a SoA reference and for memory that does not come back.
     /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
     Soak(SoakArgs),
@@ -94,6 +94,11 @@ struct AppArgs {
     /// by handle and steers toward it. `T` or the panel's seek box turn it on and off live.
     #[arg(long)]
     seek: bool,
+    /// The seek system's kernel: idiomatic (each seeker reads its target through its handle)
+    /// or tuned (handles resolved to dense indices once, targets prefetched ahead; soa has
+    /// it, the other layouts run their idiomatic seek). `K` or the panel switch it live.
+    #[arg(long, default_value = "idiomatic")]
+    seek_kernel: SeekKernel,
     /// The storage order to open in: id (as entities are born) or group (each seeker beside
     /// its target, sorted before the first timed frame). `O` or the panel's order switch
     /// rebuild it live.
@@ -196,6 +201,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         grow_chunk: args.grow_chunk.map(|g| g.0),
         switch_chunk: args.switch_chunk.map(|s| s.0),
         seek: args.seek,
+        seek_kernel: args.seek_kernel,
         order: args.order,
         vsync: args.vsync,
         headless: args.headless,

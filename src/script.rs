@@ -8,6 +8,7 @@
 //! simd best           # the kernels' widest SIMD tier this CPU has; `simd baseline`
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
+//! seek tuned          # seek through handles resolved once, prefetched ahead; `seek idiomatic`
 //! order group         # rebuild the storage with each seeker beside its target; `order id`
 //! wait 120            # frames
 //! say Objects on the heap: one pointer per entity
@@ -34,7 +35,7 @@ use std::path::PathBuf;
 use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
 use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::pace::Pace;
 use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
@@ -95,7 +96,11 @@ pub const GRAMMAR: [Verb; 19] = [
         "churn N (spawns + removals a frame, 0 to 100,000)",
         "churn 10000",
     ),
-    verb("seek", "seek on|off", "seek on"),
+    verb(
+        "seek",
+        "seek on|off, or the kernel: seek idiomatic|tuned",
+        "seek tuned",
+    ),
     verb(
         "order",
         "order group|id (rebuild the storage, seekers beside their targets, or by id)",
@@ -211,10 +216,15 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 Action::Say(rest.to_string())
             }
             "size" => Action::Resize(need("WIDTHxHEIGHT")?.parse::<WindowSize>().map_err(value)?),
-            "seek" => match need("on or off")? {
+            "seek" => match need("on, off, idiomatic or tuned")?
+                .to_ascii_lowercase()
+                .as_str()
+            {
                 "on" => Action::Seek(true),
                 "off" => Action::Seek(false),
-                _ => return Err(fail("seek takes on or off".into())),
+                "idiomatic" => Action::SeekKernel(SeekKernel::Idiomatic),
+                "tuned" => Action::SeekKernel(SeekKernel::Tuned),
+                _ => return Err(fail("seek takes on, off, idiomatic or tuned".into())),
             },
             "order" => Action::Order(need("id or group")?.parse::<Order>().map_err(&fail)?),
             "panel" => match need("show or hide")? {
@@ -459,7 +469,7 @@ mod tests {
         assert!(err.problem.ends_with(&verbs()), "{err}");
         let every_action = parse(
             "layout aos\ncount 5\ncount until-over 3\nthreads 1\nsimd baseline\nchurn 1\nseek off\n\
-             order id\n\
+             seek tuned\norder id\n\
              renderer compute\nmemory hide\npanel show\nexport\nrecord\nrecord stop\npause\nresume\n\
              size 800x600\nsay\nwait 1\nscreenshot a.png\nexit",
         )
@@ -489,7 +499,7 @@ mod tests {
 
     #[test]
     fn parses_every_action() {
-        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nseek on\nseek off\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nrenderer quads\nrenderer Compute\nexport\npause\nresume\nexit\n";
+        let script = "# talk\ncount 1e5\nlayout boxed-shuffled\nthreads all\nchurn 100_000\nseek on\nseek off\nseek tuned\nseek Idiomatic\nwait 3 # frames\nscreenshot a.png\nsay  Boxes,  everywhere  # a comment\nsay\npanel hide\nmemory show\nrenderer quads\nrenderer Compute\nexport\npause\nresume\nexit\n";
         assert_eq!(
             parse(script).unwrap(),
             vec![
@@ -499,6 +509,8 @@ mod tests {
                 Action::Churn(100_000),
                 Action::Seek(true),
                 Action::Seek(false),
+                Action::SeekKernel(SeekKernel::Tuned),
+                Action::SeekKernel(SeekKernel::Idiomatic),
                 Action::Wait(3),
                 Action::Screenshot("a.png".into()),
                 Action::Say("Boxes,  everywhere".into()),
@@ -539,8 +551,8 @@ mod tests {
             ("renderer", 1, "compute or quads"),
             ("panel maybe", 1, "show or hide"),
             ("memory on", 1, "memory takes show or hide"),
-            ("seek yes", 1, "seek takes on or off"),
-            ("seek", 1, "'seek' needs on or off"),
+            ("seek yes", 1, "seek takes on, off, idiomatic or tuned"),
+            ("seek", 1, "'seek' needs on, off, idiomatic or tuned"),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),

@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::action::{Action, Outcome};
 use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::memory::resident_bytes;
 use crate::pace::Pace;
 use crate::simd::SimdChoice;
@@ -105,7 +105,8 @@ pub fn random_action(
             1 => MAX_CHURN,
             _ => rng.random_range(0..=MAX_CHURN / 10),
         }),
-        82..=87 => Action::Seek(rng.random_range(0..2u32) == 0),
+        82..=85 => Action::Seek(rng.random_range(0..2u32) == 0),
+        86..=87 => Action::SeekKernel(SeekKernel::BOTH[rng.random_range(0..2)]),
         _ => Action::Pause(rng.random_range(0..3u32) == 0),
     };
     (action, wait)

@@ -8,7 +8,7 @@ use crate::action::Action;
 use crate::catalog::AllLayouts;
 use crate::driver::Driver;
 use crate::error::SimError;
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::{SimdTier, available};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::threads::Threads;
@@ -81,9 +81,17 @@ enum Switches {
     },
 }
 
+/// The kernels a run steps with: the SIMD tier of frame `f` is `tiers[f % tiers.len()]`, and the
+/// seek kernel.
+#[derive(Clone, Copy)]
+struct Kernels<'a> {
+    tiers: &'a [SimdTier],
+    seek: SeekKernel,
+}
+
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
 /// `Driver::frame_step` (the app's frame) with `churn` spawns+removals a frame, switching layout
-/// as `switches` says, on SIMD tier `tiers[frame % tiers.len()]`; returns the final checksum.
+/// as `switches` says, on `kernels`; returns the final checksum.
 fn run_one<S: AllLayouts>(
     config: &VerifyConfig,
     kind: LayoutKind,
@@ -91,8 +99,12 @@ fn run_one<S: AllLayouts>(
     churn: usize,
     systems: Systems,
     switches: Switches,
-    tiers: &[SimdTier],
+    kernels: Kernels<'_>,
 ) -> Result<u64, SimError> {
+    let Kernels {
+        tiers,
+        seek: kernel,
+    } = kernels;
     let (every, per_frame) = match switches {
         Switches::Never => (None, usize::MAX),
         // A sort is spread over about three frames, with churn and steps between.
@@ -111,6 +123,7 @@ fn run_one<S: AllLayouts>(
         Action::Threads(threads),
         Action::Churn(churn),
         Action::Seek(systems.seeks()),
+        Action::SeekKernel(kernel),
     ] {
         driver.apply(&action)?;
     }
@@ -163,10 +176,57 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             churn,
                             systems,
                             Switches::Never,
-                            &[SimdTier::Baseline],
+                            Kernels {
+                                tiers: &[SimdTier::Baseline],
+                                seek: SeekKernel::Idiomatic,
+                            },
                         )?,
                     });
                 }
+            }
+            // The tuned seek where a layout has it, on one and all threads, and through a
+            // switch into and out of it spread over frames: the same bits as the idiomatic one.
+            if systems.seeks() {
+                for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
+                    for threads in Threads::BOTH {
+                        runs.push(Run {
+                            name: format!("{kind} threads={threads}, tuned seek"),
+                            checksum: run_one::<S>(
+                                config,
+                                kind,
+                                threads,
+                                churn,
+                                systems,
+                                Switches::Never,
+                                Kernels {
+                                    tiers: &[SimdTier::Baseline],
+                                    seek: SeekKernel::Tuned,
+                                },
+                            )?,
+                        });
+                    }
+                }
+                let every = config.switch_every.max(1);
+                runs.push(Run {
+                    name: format!(
+                        "switching every {every} frames spread over frames, threads=all, tuned seek"
+                    ),
+                    checksum: run_one::<S>(
+                        config,
+                        LayoutKind::CPU[0],
+                        Threads::All,
+                        churn,
+                        systems,
+                        Switches::Spread {
+                            every,
+                            per_frame: config.count / 2 + 1,
+                        },
+                        Kernels {
+                            tiers: &[SimdTier::Baseline],
+                            seek: SeekKernel::Tuned,
+                        },
+                    )?,
+                });
             }
             // Every wider tier on the layouts compiled per tier, and one run that changes tier
             // every frame (the app's switch: instant, every entity kept).
@@ -181,7 +241,10 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             churn,
                             systems,
                             Switches::Never,
-                            &[tier],
+                            Kernels {
+                                tiers: &[tier],
+                                seek: SeekKernel::Idiomatic,
+                            },
                         )?,
                     });
                 }
@@ -199,7 +262,10 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                         churn,
                         systems,
                         Switches::Never,
-                        available(),
+                        Kernels {
+                            tiers: available(),
+                            seek: SeekKernel::Idiomatic,
+                        },
                     )?,
                 });
             }
@@ -221,7 +287,10 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             churn,
                             systems,
                             switches,
-                            &[crate::simd::SimdChoice::Best.tier()],
+                            Kernels {
+                                tiers: &[crate::simd::SimdChoice::Best.tier()],
+                                seek: SeekKernel::Idiomatic,
+                            },
                         )?,
                     });
                 }
@@ -240,9 +309,31 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                         churn,
                         systems,
                         Switches::Sorted(Order::Group),
-                        &[SimdTier::Baseline],
+                        Kernels {
+                            tiers: &[SimdTier::Baseline],
+                            seek: SeekKernel::Idiomatic,
+                        },
                     )?,
                 });
+            }
+            if systems.seeks() {
+                for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
+                    sorted.push(Run {
+                        name: format!("{kind} threads=1, sorted by group, tuned seek"),
+                        checksum: run_one::<S>(
+                            config,
+                            kind,
+                            Threads::One,
+                            churn,
+                            systems,
+                            Switches::Sorted(Order::Group),
+                            Kernels {
+                                tiers: &[SimdTier::Baseline],
+                                seek: SeekKernel::Tuned,
+                            },
+                        )?,
+                    });
+                }
             }
             let seek = if systems.seeks() { "seek, " } else { "" };
             if churn > 0 {

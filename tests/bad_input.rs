@@ -110,11 +110,23 @@ fn verify_command_passes_and_prints_one_line_per_run() {
     let simd_runs = wider * per_tier + usize::from(wider > 0);
     // f32 and f64, without churn and with it, for move + regen and with seek too; and every
     // layout sorted by group (in the group without churn, in a group of its own with churn).
+    // With seek, the layouts with a tuned seek run it on both thread settings and sorted, plus
+    // one spread switching run, with churn and without.
+    let tuned = LayoutKind::CPU
+        .iter()
+        .filter(|k| k.has_tuned_seek())
+        .count();
     assert_eq!(
         checksums,
-        8 * (3 * LayoutKind::CPU.len() + simd_runs + 4),
+        8 * (3 * LayoutKind::CPU.len() + simd_runs + 4) + 2 * (6 * tuned + 2),
         "{text}"
     );
+    for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
+        assert!(
+            text.contains(&format!("{kind} threads=all, tuned seek")),
+            "{text}"
+        );
+    }
     for kind in LayoutKind::CPU {
         assert!(
             text.contains(&format!("{kind} threads=1, sorted by group")),

@@ -30,12 +30,23 @@ fn assert_all_agree<S: AllLayouts>(count: usize, frames: usize) {
             .count();
         let changing = usize::from(wider > 0);
         let layouts = LayoutKind::CPU.len();
-        let expected = if group.name.contains("sorted by group") {
-            layouts
-        } else if group.name.contains("no churn") {
-            3 * layouts + wider * per_tier + changing + 4
+        // With seek, the layouts with a tuned seek run it too: on both thread settings, sorted,
+        // and one spread switching run.
+        let tuned = if group.name.contains("seek") {
+            LayoutKind::CPU
+                .iter()
+                .filter(|k| k.has_tuned_seek())
+                .count()
         } else {
-            2 * layouts + wider * per_tier + changing + 4
+            0
+        };
+        let switching_tuned = usize::from(tuned > 0);
+        let expected = if group.name.contains("sorted by group") {
+            layouts + tuned
+        } else if group.name.contains("no churn") {
+            3 * layouts + wider * per_tier + changing + 4 + 3 * tuned + switching_tuned
+        } else {
+            2 * layouts + wider * per_tier + changing + 4 + 2 * tuned + switching_tuned
         };
         assert_eq!(group.runs.len(), expected, "{}", group.name);
     }

@@ -22,12 +22,13 @@
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - [`values`]: the core's values as a person types them (layout, threads, SIMD tier, pattern).
 
-// No `unsafe` but six audited sites, each with its SAFETY comment: two calls into glibc's
+// No `unsafe` but seven audited sites, each with its SAFETY comment: two calls into glibc's
 // allocator in `memory` (`malloc_trim` and `mallopt`, which no safe wrapper offers); `Send` for a
 // piece of wgpu's write-only staging memory in `workload` (wgpu-types implements it for sized
 // types only; compile-time assertions hold its layout), which lets the gather into that memory
 // run on every core; the two calls into `#[target_feature]` kernels in `simd`, each after
-// checking that the CPU has the feature; and `setpriority` in `threads`, which lowers the app's
+// checking that the CPU has the feature; the cache prefetch hint in `layout::seeking` (the tuned
+// seek's); and `setpriority` in `threads`, which lowers the app's
 // clip encoder's priority. `deny` rather than `forbid`, so that those can say `allow`.
 #![deny(unsafe_code)]
 

@@ -1,12 +1,12 @@
 //! The core's values as a person types them (a layout, a thread setting, a SIMD tier, a spawn
-//! pattern), each parsed in one place, with one error text that names what was written and what
+//! pattern, a seek kernel), each parsed in one place, with one error text that names what was written and what
 //! is accepted. `entity-layouts`' `values` adds the rest (counts, churn, sizes, ...) on top.
 
 use std::str::FromStr;
 
 use thiserror::Error;
 
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::{SimdChoice, SimdTier, available_names};
 use crate::threads::Threads;
 use crate::workload::SpawnPattern;
@@ -84,6 +84,16 @@ impl FromStr for SpawnPattern {
             .into_iter()
             .find(|p| p.name() == text.trim().to_ascii_lowercase())
             .ok_or_else(|| ValueError::new("spawn pattern", text, "streams or uniform"))
+    }
+}
+
+impl FromStr for SeekKernel {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        SeekKernel::BOTH
+            .into_iter()
+            .find(|k| k.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| ValueError::new("seek kernel", text, "idiomatic or tuned"))
     }
 }
 

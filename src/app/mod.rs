@@ -41,7 +41,7 @@ use entity_layouts::action::Action;
 use entity_layouts::driver::Driver;
 use entity_layouts::error::SimError;
 use entity_layouts::gpu::GpuContext;
-use entity_layouts::layout::LayoutKind;
+use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::memory::resident_bytes;
 use entity_layouts::pace::Pace;
 use entity_layouts::renderer::Renderer;
@@ -72,6 +72,8 @@ pub struct AppOptions {
     pub switch_chunk: Option<usize>,
     /// Start with the seek system on (`--seek`).
     pub seek: bool,
+    /// The seek kernel to start with (`--seek-kernel`).
+    pub seek_kernel: SeekKernel,
     /// The storage order to open in (`--order`).
     pub order: Order,
     pub vsync: bool,
@@ -162,6 +164,7 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
         Action::Count(options.count),
         Action::Churn(options.churn),
         Action::Seek(options.seek),
+        Action::SeekKernel(options.seek_kernel),
     ] {
         driver.apply(&action)?;
     }

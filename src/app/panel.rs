@@ -12,7 +12,8 @@ use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
 use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
-use entity_layouts::layout::LayoutKind;
+use entity_layouts::layout::seeking::PREFETCH_AHEAD;
+use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::{MAX_CHURN, Order};
@@ -317,6 +318,7 @@ fn controls(
             want.push(Action::Seek(seek));
         }
     });
+    seek_kernel_controls(ui, sim, want);
     order_controls(ui, sim, want);
     ui.horizontal(|ui| {
         ui.label("SIMD").on_hover_text(
@@ -369,6 +371,38 @@ fn controls(
 /// Starts or stops a clip (R); while one records, the button says for how long, in red.
 /// The storage order: by id, or each seeker beside its target (O); and how far churn has
 /// spread them out again since.
+/// The seek kernel, and a line where the layout has only the idiomatic one.
+fn seek_kernel_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
+    let swarm = sim.driver.swarm();
+    let asked = swarm.seek_kernel();
+    ui.horizontal(|ui| {
+        ui.label("seek kernel").on_hover_text(format!(
+            "idiomatic: each seeker reads its target through its handle, as a user of the storage writes it; tuned: every handle resolved to a dense index once (again after a spawn or removal), and the targets prefetched {PREFETCH_AHEAD} seekers ahead. The same results either way (K)"
+        ));
+        let mut kernel = asked;
+        ui.radio_value(&mut kernel, SeekKernel::Idiomatic, "idiomatic");
+        ui.radio_value(&mut kernel, SeekKernel::Tuned, "tuned (K)");
+        if kernel != asked {
+            want.push(Action::SeekKernel(kernel));
+        }
+    });
+    if asked == SeekKernel::Tuned && swarm.seek_kernel_in_use() != SeekKernel::Tuned {
+        let with: Vec<&str> = LayoutKind::CPU
+            .into_iter()
+            .filter(|k| k.has_tuned_seek())
+            .map(LayoutKind::name)
+            .collect();
+        ui.label(
+            RichText::new(format!(
+                "{} has no tuned seek and runs its own; {} do",
+                swarm.kind().name(),
+                with.join(", ")
+            ))
+            .color(AMBER),
+        );
+    }
+}
+
 fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     let asked = sim.driver.requested_order();
     ui.horizontal(|ui| {
@@ -691,7 +725,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · T seek · O order · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
+            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · T seek · K seek kernel · O order · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
         )
         .small()
         .weak(),

@@ -303,6 +303,16 @@ impl Sim {
                 "systems: {}",
                 entity_layouts::workload::Systems::with_seek(*on).name()
             )),
+            (Action::SeekKernel(kernel), Outcome::Changed) => {
+                let swarm = self.driver.swarm();
+                Some(match swarm.seek_kernel_in_use() == *kernel {
+                    true => format!("seek kernel: {kernel}"),
+                    false => format!(
+                        "seek kernel: {kernel} ({} has none and runs its idiomatic seek)",
+                        swarm.kind().name()
+                    ),
+                })
+            }
             (Action::Threads(t), Outcome::Changed) => Some(format!("threads set to {t}")),
             (Action::Pause(p), Outcome::Changed) => {
                 Some(if *p { "paused" } else { "resumed" }.to_string())

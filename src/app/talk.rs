@@ -14,7 +14,7 @@ use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
 use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
-use entity_layouts::layout::LayoutKind;
+use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::renderer::Renderer;
 use entity_layouts::script::{SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
@@ -186,6 +186,13 @@ fn keys(
     if input.just_pressed(KeyCode::KeyT) {
         let on = !sim.driver.systems().seeks();
         requests.write(Request(Action::Seek(on)));
+    }
+    if input.just_pressed(KeyCode::KeyK) {
+        let other = match sim.driver.swarm().seek_kernel() {
+            SeekKernel::Idiomatic => SeekKernel::Tuned,
+            SeekKernel::Tuned => SeekKernel::Idiomatic,
+        };
+        requests.write(Request(Action::SeekKernel(other)));
     }
     if input.just_pressed(KeyCode::KeyO) {
         let other = match sim.driver.requested_order() {

@@ -61,6 +61,11 @@ impl<S: AllLayouts> Driver<S> {
                 self.systems = systems;
                 Ok(changed(different))
             }
+            Action::SeekKernel(kernel) => {
+                let different = kernel != self.swarm.seek_kernel();
+                self.swarm.set_seek_kernel(kernel);
+                Ok(changed(different))
+            }
             Action::Order(order) => self.set_order(order),
             Action::Threads(threads) => {
                 let different = threads != self.threads;

@@ -34,7 +34,7 @@ use crate::catalog::{self, AllLayouts};
 use crate::error::SimError;
 use crate::id_index::IdIndex;
 use crate::layout::regions::Region;
-use crate::layout::{DeviceTime, Layout, LayoutKind};
+use crate::layout::{DeviceTime, Layout, LayoutKind, SeekKernel};
 use crate::memory::MemoryUse;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
@@ -74,6 +74,8 @@ pub struct Swarm<S: AllLayouts> {
     /// current layout's kernels really run on.
     simd: SimdTier,
     simd_in_use: SimdTier,
+    /// The seek kernel every layout this swarm builds runs, where it has it.
+    seek_kernel: SeekKernel,
     /// The order the last reorder arranged the population in ([`Self::order`]).
     order: Order,
 }
@@ -97,6 +99,7 @@ impl<S: AllLayouts> Swarm<S> {
             freeing: Vec::new(),
             simd: SimdTier::Baseline,
             simd_in_use: SimdTier::Baseline,
+            seek_kernel: SeekKernel::Idiomatic,
             order: Order::Id,
         })
     }
@@ -108,11 +111,40 @@ impl<S: AllLayouts> Swarm<S> {
         Ok(swarm)
     }
 
-    /// A fresh, empty layout of `kind` on this swarm's SIMD tier.
+    /// A fresh, empty layout of `kind` on this swarm's SIMD tier and seek kernel.
     fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
         let mut layout = catalog::create::<S>(kind)?;
         layout.set_simd(self.simd);
+        if let Some(seeking) = layout.seeking_mut() {
+            seeking.set_seek_kernel(self.seek_kernel);
+        }
         Ok(layout)
+    }
+
+    /// Runs `kernel`'s seek from the next step on, in the current layout and in one a pending
+    /// switch is filling, where they have it. Instant, and the results are the same.
+    pub fn set_seek_kernel(&mut self, kernel: SeekKernel) {
+        self.seek_kernel = kernel;
+        if let Some(seeking) = self.layout.seeking_mut() {
+            seeking.set_seek_kernel(kernel);
+        }
+        if let Some(seeking) = self.switch.as_mut().and_then(|s| s.to.seeking_mut()) {
+            seeking.set_seek_kernel(kernel);
+        }
+    }
+
+    /// The seek kernel asked for ([`Self::set_seek_kernel`]).
+    pub fn seek_kernel(&self) -> SeekKernel {
+        self.seek_kernel
+    }
+
+    /// The seek kernel the current layout runs: the one asked for where it has it, otherwise
+    /// the idiomatic one.
+    pub fn seek_kernel_in_use(&self) -> SeekKernel {
+        match self.seek_kernel {
+            SeekKernel::Tuned if self.kind().has_tuned_seek() => SeekKernel::Tuned,
+            _ => SeekKernel::Idiomatic,
+        }
     }
 
     /// Runs the kernels on `tier` from the next step on, in the current layout and in one a

@@ -195,7 +195,8 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::layout::LayoutKind;
+    use crate::layout::{LayoutKind, SeekKernel};
+    use crate::swarm::Order;
 
     /// Random churn, shrinks, growth and a switch spread over random steps, with seek between
     /// them: after every operation every handle names the target `target_of` gives (or nothing
@@ -241,6 +242,71 @@ mod tests {
             waited > 0,
             "some seekers waited for their targets in a copy"
         );
+    }
+
+    /// The tuned seek keeps its resolved targets only while nothing changed: through random
+    /// churn, shrinks, growth, sorts and switches spread over steps, and kernel flips, a swarm
+    /// asking for the tuned seek computes the same bits as one running the idiomatic seek.
+    #[test]
+    fn the_tuned_seek_computes_the_idiomatic_bits_through_random_operations() {
+        let tuned_kinds: Vec<LayoutKind> = LayoutKind::CPU
+            .into_iter()
+            .filter(|k| k.has_tuned_seek())
+            .collect();
+        assert!(!tuned_kinds.is_empty());
+        let mut tuned_steps = 0;
+        for seed in 0..8 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let kind = tuned_kinds[seed as usize % tuned_kinds.len()];
+            // The reference goes through every same operation with the idiomatic seek.
+            let mut reference = Swarm::<f32>::with_count(kind, seed, 2000).unwrap();
+            let mut swarm = Swarm::<f32>::with_count(kind, seed, 2000).unwrap();
+            swarm.set_seek_kernel(SeekKernel::Tuned);
+            for step in 0..120 {
+                let op = rng.random_range(0..10);
+                // Into any layout: one without the tuned seek runs the idiomatic one until the
+                // swarm is back in one with it.
+                let (to, steps) = (
+                    LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())],
+                    rng.random_range(1..900),
+                );
+                for s in [&mut reference, &mut swarm] {
+                    match op {
+                        0 if s.switch_progress().is_none() => s.begin_switch(to).unwrap(),
+                        1 if s.switch_progress().is_none() => {
+                            s.begin_reorder(Order::BOTH[step % 2]).unwrap()
+                        }
+                        2 => {
+                            s.switch_step(steps);
+                        }
+                        _ => {}
+                    }
+                }
+                if op == 3 {
+                    swarm.set_seek_kernel(SeekKernel::BOTH[rng.random_range(0..2)]);
+                }
+                let (k, n) = (rng.random_range(0..200), rng.random_range(500..2500));
+                let op = rng.random_range(0..4);
+                for s in [&mut reference, &mut swarm] {
+                    match op {
+                        0 => s.churn(k).unwrap(),
+                        1 => s.resize(n).unwrap(),
+                        _ => s.step_seek(Dt::default(), Threads::BOTH[step % 2]),
+                    }
+                }
+                if op > 1 && swarm.seek_kernel_in_use() == SeekKernel::Tuned {
+                    tuned_steps += 1;
+                }
+                assert_eq!(
+                    swarm.checksum(),
+                    reference.checksum(),
+                    "seed {seed} step {step}: {} with the {} seek",
+                    swarm.kind(),
+                    swarm.seek_kernel_in_use()
+                );
+            }
+        }
+        assert!(tuned_steps > 50, "the tuned seek ran {tuned_steps} times");
     }
 
     /// The check is a real one: a handle moved to another entity, or taken away from a seeker

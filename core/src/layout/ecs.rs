@@ -38,6 +38,7 @@ use crate::layout::components::{
 };
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, for_each_resolved, prefetch};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
@@ -228,6 +229,9 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     high_water: usize,
     /// The tuned variant's kernels run on it; the idiomatic variants stay on the baseline.
     tier: SimdTier,
+    /// The seek kernel asked for (the tuned variant's), and its targets resolved to table rows.
+    kernel: SeekKernel,
+    resolved: ResolvedTargets,
     _types: PhantomData<fn() -> (S, K)>,
 }
 
@@ -308,6 +312,8 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             entities: Vec::new(),
             high_water: 0,
             tier: SimdTier::Baseline,
+            kernel: SeekKernel::Idiomatic,
+            resolved: ResolvedTargets::default(),
             _types: PhantomData,
         }
     }
@@ -315,6 +321,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
     /// Spawns a batch (`spawn_batch`), each entity born with its target where that target is
     /// already spawned; targets among the batch itself are set once it is.
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        self.resolved.invalidate();
         let first = self.entities.len();
         let entities = &self.entities;
         let born_with = |k: usize| {
@@ -451,10 +458,12 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
+        self.resolved.invalidate();
         self.world.despawn(entity);
     }
 
     fn truncate(&mut self, len: usize) -> Released {
+        self.resolved.invalidate();
         if len < self.entities.len() {
             // From the tail backwards: each despawn then empties the table's last row, with no
             // row moved into a hole.
@@ -533,7 +542,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
             // The model counts our list at its length; its slack is counted here.
             allocated_bytes: len * bytes_per_entity::<S>(K::TYPE) as u64
                 + (self.entities.capacity() - self.entities.len()) as u64
-                    * size_of::<Entity>() as u64,
+                    * size_of::<Entity>() as u64
+                + self.resolved.allocated_bytes(),
             modelled: true,
         }
     }
@@ -549,6 +559,9 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 
 impl<S: Scalar, K: Storage> Seeking<S> for EcsLayout<S, K> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
+        if self.kernel == SeekKernel::Tuned && self.seek_resolved(dt, threads) {
+            return;
+        }
         let tier = self.tier;
         self.world.insert_resource(StepParams { dt, threads, tier });
         self.seek_schedule.run(&mut self.world);
@@ -559,6 +572,7 @@ impl<S: Scalar, K: Storage> Seeking<S> for EcsLayout<S, K> {
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.resolved.invalidate();
         let mut query = self.world.query::<&mut SeekTarget<K>>();
         for (&seeker, target) in self.entities[first..].iter().zip(targets) {
             let target = target.map(|t| self.entities[t]);
@@ -577,6 +591,71 @@ impl<S: Scalar, K: Storage> Seeking<S> for EcsLayout<S, K> {
         if let Some(mut v) = self.world.get_mut::<Velocity<S, K>>(self.entities[index]) {
             (v.x, v.y) = (vx, vy);
         }
+    }
+
+    fn set_seek_kernel(&mut self, kernel: SeekKernel) -> SeekKernel {
+        self.kernel = match self.variant {
+            EcsVariant::Contiguous => kernel,
+            EcsVariant::Table | EcsVariant::Sparse => SeekKernel::Idiomatic,
+        };
+        if self.kernel == SeekKernel::Idiomatic {
+            self.resolved.release();
+        }
+        self.kernel
+    }
+}
+
+impl<S: Scalar, K: Storage> EcsLayout<S, K> {
+    /// The tuned seek kernel over the one table that holds every entity: each target resolved
+    /// to its table row once (Bevy's own entity index: `Entities::get_spawned`), then a gather
+    /// from the position column (`contiguous_iter`), prefetched ahead. `false`: the entities
+    /// are not in one dense table (they always are in the tuned variant), and nothing ran.
+    fn seek_resolved(&mut self, dt: S, threads: Threads) -> bool {
+        let n = self.entities.len();
+        if !self.resolved.is_fresh(n) {
+            let mut state = self.world.query::<&SeekTarget<K>>();
+            let Ok(mut tables) = state.contiguous_iter(&self.world) else {
+                return false;
+            };
+            let (Some(targets), None) = (tables.next(), tables.next()) else {
+                return n == 0;
+            };
+            if targets.len() != n {
+                return false;
+            }
+            let entities = self.world.entities();
+            self.resolved.get(threads, n, |i| {
+                let location = entities.get_spawned(targets[i].0?).ok()?;
+                Some(location.table_row.index())
+            });
+        }
+        let mut state = self.world.query::<(&Position<S, K>, &mut Velocity<S, K>)>();
+        let Ok(mut tables) = state.contiguous_iter_mut(&mut self.world) else {
+            return false;
+        };
+        let (Some((positions, mut velocities)), None) = (tables.next(), tables.next()) else {
+            return n == 0;
+        };
+        let velocities = velocities.bypass_change_detection();
+        let resolved = self.resolved.get(threads, n, |_| None);
+        let c = chunk_len(threads, velocities.len());
+        for_each_part(
+            threads,
+            velocities.chunks_mut(c).enumerate(),
+            |(part, velocities)| {
+                let first = part * c;
+                let mine = &resolved[first..first + velocities.len()];
+                for_each_resolved(
+                    mine,
+                    |t| prefetch(&positions[t]),
+                    |k, t| {
+                        let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
+                        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
+                    },
+                );
+            },
+        );
+        true
     }
 }
 

@@ -14,8 +14,10 @@
 //!
 //! Seeking: each entity holds its target as a `hecs::Entity` in a component ([`HecsTarget`]). The
 //! idiomatic system reads the target's position with `World::get` (a borrow check per call); the
-//! tuned one walks the seekers' archetype columns and looks targets up through one `View`
-//! (`World::view`: one borrow for the whole pass, then an O(1) lookup per entity).
+//! tuned layout walks the seekers' archetype columns and looks targets up through one `View`
+//! (`World::view`: one borrow for the whole pass, then an O(1) lookup per entity). Its tuned
+//! seek kernel ([`SeekKernel::Tuned`]) resolves every target to its row once, from
+//! `Archetype::ids`, and gathers from the position column with a prefetch ahead.
 
 use std::ops::Range;
 
@@ -28,6 +30,7 @@ use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::seeking::{NO_TARGET, ResolvedTargets, SeekKernel, for_each_resolved, prefetch};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -62,6 +65,9 @@ type Everything<'a, S> = Components<'a, S, InTable>;
 
 pub struct HecsLayout<S: Scalar> {
     tuned: bool,
+    /// The seek kernel asked for (the tuned layout's), and its targets resolved to rows.
+    kernel: SeekKernel,
+    resolved: ResolvedTargets,
     world: World,
     entities: Listed<Entity>,
     tier: SimdTier,
@@ -121,6 +127,8 @@ impl<S: Scalar> HecsLayout<S> {
         crate::threads::pool();
         Self {
             tuned,
+            kernel: SeekKernel::Idiomatic,
+            resolved: ResolvedTargets::default(),
             world: World::new(),
             entities: Listed::default(),
             tier: SimdTier::Baseline,
@@ -150,6 +158,7 @@ impl<S: Scalar> HecsLayout<S> {
             )
         });
         let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
+        self.resolved.invalidate();
         self.entities.extend(spawned);
         if let Some(targets) = targets {
             for (k, &t) in targets.iter().enumerate() {
@@ -229,12 +238,14 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 
     fn swap_remove(&mut self, index: usize) {
         let entity = self.entities.swap_remove(index);
+        self.resolved.invalidate();
         self.world
             .despawn(entity)
             .expect("every listed entity is alive");
     }
 
     fn truncate(&mut self, len: usize) -> Released {
+        self.resolved.invalidate();
         for entity in self.entities.drain_from(len) {
             self.world
                 .despawn(entity)
@@ -369,7 +380,9 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         let len = self.len() as u64;
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+            allocated_bytes: len * bytes_per_entity::<S>() as u64
+                + self.entities.allocated_bytes()
+                + self.resolved.allocated_bytes(),
             modelled: true,
         }
     }
@@ -385,6 +398,9 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 
 impl<S: Scalar> Seeking<S> for HecsLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
+        if self.kernel == SeekKernel::Tuned && self.seek_resolved(dt, threads) {
+            return;
+        }
         let world = &self.world;
         if self.tuned {
             let view = world.view::<&Pos<S>>();
@@ -433,6 +449,7 @@ impl<S: Scalar> Seeking<S> for HecsLayout<S> {
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.resolved.invalidate();
         let entities = self.entities.as_slice();
         for (&seeker, target) in entities[first..].iter().zip(targets) {
             if let Ok(mut held) = self.world.get::<&mut HecsTarget>(seeker) {
@@ -452,6 +469,74 @@ impl<S: Scalar> Seeking<S> for HecsLayout<S> {
         if let Ok(mut v) = self.world.get::<&mut Vel<S>>(self.entities.get(index)) {
             (v.x, v.y) = (vx, vy);
         }
+    }
+
+    fn set_seek_kernel(&mut self, kernel: SeekKernel) -> SeekKernel {
+        self.kernel = if self.tuned {
+            kernel
+        } else {
+            SeekKernel::Idiomatic
+        };
+        if self.kernel == SeekKernel::Idiomatic {
+            self.resolved.release();
+        }
+        self.kernel
+    }
+}
+
+impl<S: Scalar> HecsLayout<S> {
+    /// The tuned seek kernel over the one archetype that holds every entity: each target
+    /// resolved to its row once (a live handle's id, found in `Archetype::ids`), then a gather
+    /// from the position column, prefetched ahead. `false`: the entities are spread over more
+    /// than one archetype (they never are here), and nothing ran.
+    fn seek_resolved(&mut self, dt: S, threads: Threads) -> bool {
+        let Self {
+            world, resolved, ..
+        } = self;
+        let mut filled = world.archetypes().filter(|a| !a.is_empty());
+        let (Some(archetype), None) = (filled.next(), filled.next()) else {
+            return world.is_empty();
+        };
+        let (Some(positions), Some(mut velocities), Some(targets)) = (
+            archetype.get::<&Pos<S>>(),
+            archetype.get::<&mut Vel<S>>(),
+            archetype.get::<&HecsTarget>(),
+        ) else {
+            return false;
+        };
+        let (rows, targets): (&[u32], &[HecsTarget]) = (archetype.ids(), &targets);
+        // Each entity id's row, built only when the targets must be resolved again.
+        let mut row_of = Vec::new();
+        if !resolved.is_fresh(rows.len()) {
+            let ids = rows.iter().map(|&id| id as usize + 1).max().unwrap_or(0);
+            row_of = vec![NO_TARGET; ids];
+            for (row, &id) in rows.iter().enumerate() {
+                row_of[id as usize] = row as u32;
+            }
+        }
+        let resolved = resolved.get(threads, rows.len(), |i| {
+            let target = targets[i].0.filter(|&e| world.contains(e))?;
+            row_of
+                .get(target.id() as usize)
+                .filter(|&&row| row != NO_TARGET)
+                .map(|&row| row as usize)
+        });
+        let positions: &[Pos<S>] = &positions;
+        let c = chunk_len(threads, velocities.len());
+        let parts = velocities.chunks_mut(c).enumerate();
+        for_each_part(threads, parts, |(part, velocities)| {
+            let first = part * c;
+            let mine = &resolved[first..first + velocities.len()];
+            for_each_resolved(
+                mine,
+                |t| prefetch(&positions[t]),
+                |k, t| {
+                    let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
+                    (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
+                },
+            );
+        });
+        true
     }
 }
 

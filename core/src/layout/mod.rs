@@ -19,7 +19,7 @@ pub mod interleaved;
 mod kernels;
 mod listed;
 pub mod regions;
-mod seeking;
+pub mod seeking;
 mod shipyard_world;
 pub mod slots;
 mod soa;
@@ -40,6 +40,7 @@ pub use ecs::{EcsLayout, EcsVariant};
 pub use flecs_world::FlecsLayout;
 pub use hecs_world::HecsLayout;
 pub use interleaved::MoveInterleaved;
+pub use seeking::SeekKernel;
 pub use shipyard_world::ShipyardLayout;
 pub use soa::Soa;
 pub use table::{CpuLayouts, DYN_KINDS, Family, LayoutKind, LayoutRow, TABLE};
@@ -172,6 +173,12 @@ pub trait Seeking<S: Scalar>: Layout<S> {
     /// Overwrites the velocity of the entity at logical index `index` (a switch in flight keeps
     /// the copy of a seeker whose target is not copied yet in step with the original this way).
     fn set_velocity_at(&mut self, index: usize, vx: S, vy: S);
+    /// Runs `kernel` from the next seek on, and returns the kernel it runs: `kernel`, or the
+    /// idiomatic one for a layout without a tuned seek ([`LayoutRow::tuned_seek`]). Instant;
+    /// the entities are untouched, and both kernels give the same results.
+    fn set_seek_kernel(&mut self, _kernel: SeekKernel) -> SeekKernel {
+        SeekKernel::Idiomatic
+    }
 }
 
 /// A layout whose entities live in this process's memory says where ([`regions`]: the app's

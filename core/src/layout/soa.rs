@@ -12,6 +12,7 @@ use std::ops::Range;
 
 use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_columns};
 use crate::layout::slots::Targets;
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
@@ -34,6 +35,9 @@ pub struct Soa<S> {
     armor: Vec<S>,
     /// Each entity's target, as a handle that survives swap-removes.
     targets: Targets,
+    /// The seek kernel asked for, and the tuned kernel's targets resolved to dense indices.
+    kernel: SeekKernel,
+    resolved: ResolvedTargets,
     tier: SimdTier,
 }
 
@@ -100,6 +104,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         self.ids.extend_from_slice(ids);
         self.targets.push(ids.len());
+        self.resolved.invalidate();
         for (f, column) in self.columns_mut().into_iter().enumerate() {
             column.extend(states.iter().map(|s| s.to_array()[f]));
         }
@@ -108,6 +113,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
     fn swap_remove(&mut self, index: usize) {
         self.ids.swap_remove(index);
         self.targets.swap_remove(index);
+        self.resolved.invalidate();
         for column in self.columns_mut() {
             column.swap_remove(index);
         }
@@ -116,6 +122,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
     fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.targets.truncate(len);
+        self.resolved.invalidate();
         for column in self.columns_mut() {
             column.truncate(len);
         }
@@ -179,6 +186,7 @@ impl<S: Scalar> Layout<S> for Soa<S> {
             payload_bytes: self.len() as u64 * (8 * field + id),
             allocated_bytes: self.ids.capacity() as u64 * id
                 + self.targets.allocated_bytes()
+                + self.resolved.allocated_bytes()
                 + self
                     .columns()
                     .iter()
@@ -199,6 +207,15 @@ impl<S: Scalar> Layout<S> for Soa<S> {
 
 impl<S: Scalar> Seeking<S> for Soa<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
+        if self.kernel == SeekKernel::Tuned {
+            let targets = &self.targets;
+            let resolved = self
+                .resolved
+                .get(threads, self.ids.len(), |i| targets.target_of(i));
+            let (x, y) = (&self.x, &self.y);
+            seek_resolved_columns(threads, resolved, x, y, &mut self.vx, &mut self.vy, dt);
+            return;
+        }
         let c = chunk_len(threads, self.len());
         let (x, y, targets) = (&self.x, &self.y, &self.targets);
         let parts = self.vx.chunks_mut(c).zip(self.vy.chunks_mut(c)).enumerate();
@@ -213,6 +230,7 @@ impl<S: Scalar> Seeking<S> for Soa<S> {
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
         self.targets.set(first, targets);
+        self.resolved.invalidate();
     }
 
     fn target_at(&self, index: usize) -> Option<u64> {
@@ -221,6 +239,14 @@ impl<S: Scalar> Seeking<S> for Soa<S> {
 
     fn set_velocity_at(&mut self, index: usize, vx: S, vy: S) {
         (self.vx[index], self.vy[index]) = (vx, vy);
+    }
+
+    fn set_seek_kernel(&mut self, kernel: SeekKernel) -> SeekKernel {
+        self.kernel = kernel;
+        if kernel == SeekKernel::Idiomatic {
+            self.resolved.release();
+        }
+        kernel
     }
 }
 

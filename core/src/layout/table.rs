@@ -133,6 +133,8 @@ pub struct LayoutRow {
     pub simd_kernels: bool,
     /// It runs the seek system ([`crate::layout::Seeking`]).
     pub seeks: bool,
+    /// Beside its idiomatic seek, it has the tuned one ([`crate::layout::SeekKernel::Tuned`]).
+    pub tuned_seek: bool,
     /// How it runs on all cores, where that is not by splitting its arrays across Bevy's pool
     /// as the others do.
     pub parallel: Option<&'static str>,
@@ -155,6 +157,7 @@ const fn row(kind: LayoutKind, name: &'static str, label: &'static str) -> Layou
         tuned: None,
         simd_kernels: false,
         seeks: true,
+        tuned_seek: false,
         parallel: None,
         device: false,
         no_seek: None,
@@ -196,6 +199,7 @@ pub const TABLE: &[LayoutRow] = &[
         key: "3",
         family: Family::Bevy,
         simd_kernels: true,
+        tuned_seek: true,
         footprint: Footprint::Bevy,
         doc: "table storage, systems over whole column slices",
         ..row(
@@ -219,6 +223,7 @@ pub const TABLE: &[LayoutRow] = &[
         key: "Shift+2",
         family: Family::Hecs,
         simd_kernels: true,
+        tuned_seek: true,
         footprint: Footprint::Hecs,
         doc: "the same world, each archetype's columns as slices",
         ..row(
@@ -284,6 +289,7 @@ pub const TABLE: &[LayoutRow] = &[
     LayoutRow {
         key: "4",
         simd_kernels: true,
+        tuned_seek: true,
         doc: "one Vec per field",
         ..row(LayoutKind::Soa, "soa", "SoA (Vec per field)")
     },
@@ -447,6 +453,11 @@ impl LayoutKind {
         self.row().simd_kernels
     }
 
+    /// Whether it has a tuned seek beside the idiomatic one.
+    pub fn has_tuned_seek(self) -> bool {
+        self.row().tuned_seek
+    }
+
     /// How this layout runs on all cores, where that is not by splitting its arrays across
     /// Bevy's pool as the others do: the panel's hover and the bench's `threads` notes say it.
     pub fn parallel_note(self) -> Option<&'static str> {
@@ -529,6 +540,7 @@ fn build_cpu<S: Scalar>(kind: LayoutKind) -> Option<Box<dyn Layout<S>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::SeekKernel;
     use crate::simd::SimdTier;
 
     #[test]
@@ -591,6 +603,19 @@ mod tests {
                 row.no_seek.is_none(),
                 "{kind}: why it cannot seek"
             );
+            if let Some(seeking) = layout.capabilities_mut().seeking {
+                let runs = seeking.set_seek_kernel(SeekKernel::Tuned);
+                assert_eq!(
+                    runs == SeekKernel::Tuned,
+                    row.tuned_seek,
+                    "{kind}: the table says tuned_seek {}, asked for the tuned seek it runs {runs}",
+                    row.tuned_seek
+                );
+                assert_eq!(
+                    seeking.set_seek_kernel(SeekKernel::Idiomatic),
+                    SeekKernel::Idiomatic
+                );
+            }
             assert_eq!(
                 layout.capabilities().on_device.is_some(),
                 row.device,

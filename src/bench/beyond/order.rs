@@ -15,11 +15,12 @@ use crate::bench::report::harness::{Method, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range};
-use crate::layout::LayoutKind;
+use crate::layout::seeking::PREFETCH_AHEAD;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::SimdTier;
 use crate::swarm::{Order, Swarm};
 use crate::threads::Threads;
-use crate::workload::{Dt, SEED};
+use crate::workload::{Dt, SEED, Systems};
 
 pub struct OrderExperiment;
 
@@ -78,11 +79,20 @@ fn method_at(cfg: &BenchConfig, n: usize) -> Method {
 }
 
 /// The param of a seek record: its order, its kernel and the churn since the sort.
-fn seek_param(order: Order, churn: &str) -> String {
-    format!("order={},kernel=idiomatic,churn={churn}", order.name())
+fn seek_param(order: Order, kernel: SeekKernel, churn: &str) -> String {
+    format!("order={},kernel={kernel},churn={churn}", order.name())
 }
 
-/// One process: `n` entities of `kind`, seek in id order, the sort, seek sorted and after churn.
+/// The seek kernels `kind` runs: the idiomatic one, and the tuned one where it has it.
+fn kernels_of(kind: LayoutKind) -> Vec<SeekKernel> {
+    SeekKernel::BOTH
+        .into_iter()
+        .filter(|&k| k == SeekKernel::Idiomatic || kind.has_tuned_seek())
+        .collect()
+}
+
+/// One process: `n` entities of `kind`, seek in id order, the sort, seek sorted and after
+/// churn, each with every kernel `kind` has; move + regen + seek where nothing has churned.
 fn order_cell(
     cfg: &BenchConfig,
     kind: LayoutKind,
@@ -94,18 +104,46 @@ fn order_cell(
     let (dt, method) = (Dt::default(), method_at(cfg, n));
     let rec = Record::new(NAME, kind.name(), "f32", n).threads(Threads::One);
     let mut out = Vec::new();
-    let seek = |swarm: &mut Swarm<f32>, param: String, out: &mut Vec<Record>| {
-        let stats = measure(&method, || {
-            swarm.step_seek(dt, Threads::One);
-            std::hint::black_box(&mut *swarm);
-        });
+    let seek = |swarm: &mut Swarm<f32>, order: Order, churn: &str, out: &mut Vec<Record>| {
+        for kernel in kernels_of(kind) {
+            swarm.set_seek_kernel(kernel);
+            let rec = rec
+                .clone()
+                .param(seek_param(order, kernel, churn))
+                .in_process(rep);
+            if kernel == SeekKernel::Tuned {
+                // The first pass after the kernel is chosen resolves every handle, as the first
+                // one after a structural change does.
+                let started = Instant::now();
+                swarm.step_seek(dt, Threads::One);
+                out.push(
+                    rec.clone()
+                        .value(Metric::FirstPassMs, "ms", ms_since(started)),
+                );
+            }
+            let stats = measure(&method, || {
+                swarm.step_seek(dt, Threads::One);
+                std::hint::black_box(&mut *swarm);
+            });
+            out.push(rec.clone().with(Metric::SeekMs, "ms", stats));
+            if churn == "0" {
+                let frame = measure(&method, || {
+                    swarm.step_systems(dt, Threads::One, Systems::WithSeek);
+                    std::hint::black_box(&mut *swarm);
+                });
+                out.push(rec.clone().with(Metric::FrameMs, "ms", frame));
+            }
+        }
+        swarm.set_seek_kernel(SeekKernel::Idiomatic);
         let spread = swarm.target_spread(FAR);
-        let rec = rec.clone().param(param).in_process(rep);
-        out.push(rec.clone().with(Metric::SeekMs, "ms", stats));
+        let rec = rec
+            .clone()
+            .param(seek_param(order, SeekKernel::Idiomatic, churn));
+        let rec = rec.in_process(rep);
         out.push(rec.clone().value(Metric::FarTargets, "share", spread.far));
         out.push(rec.value(Metric::LiveTargets, "share", spread.live));
     };
-    seek(&mut swarm, seek_param(Order::Id, "0"), &mut out);
+    seek(&mut swarm, Order::Id, "0", &mut out);
     let started = Instant::now();
     swarm.reorder(Order::Group)?;
     let sort_ms = ms_since(started);
@@ -121,7 +159,7 @@ fn order_cell(
             swarm.churn(n / 100)?;
         }
         rounds_done = rounds;
-        seek(&mut swarm, seek_param(Order::Group, churn), &mut out);
+        seek(&mut swarm, Order::Group, churn, &mut out);
     }
     Ok(out)
 }
@@ -191,7 +229,7 @@ impl Experiment for OrderExperiment {
             "f32, one thread, baseline SIMD tier, the idiomatic seek of each layout. Each figure the median of {REPS} fresh processes [min..max] (one at 10M), each process's p50 (at 1M and up of {FEW_SAMPLES} samples). \"sorted\": the population rebuilt in group order (`Swarm::reorder`, every layout alike: a fresh layout filled in the new order); \"gain\": seek in id order over seek sorted, process by process; \"sort\": the rebuild, once; \"pays back after\": the sort over what one seek pass saves. After churn: seek once 10% and 50% of the population has been replaced since the sort (1% a round: spawns append, removals swap). \"far\": of the seekers whose target is alive, the share stored more than {FAR} entities from it. \"live\": the share of seekers whose target is alive; churn removes targets, and a seeker without one skips the read, so seek after churn does less work as well as work further apart.\n\n"
         );
         for n in counts(cfg) {
-            let id = seek_param(Order::Id, "0");
+            let id = seek_param(Order::Id, SeekKernel::Idiomatic, "0");
             let rows: Vec<Vec<String>> = layouts_at(n)
                 .into_iter()
                 .filter_map(|kind| {
@@ -205,7 +243,7 @@ impl Experiment for OrderExperiment {
                     if in_id.is_empty() {
                         return None;
                     }
-                    let sorted_param = seek_param(Order::Group, "0");
+                    let sorted_param = seek_param(Order::Group, SeekKernel::Idiomatic, "0");
                     let sorted = seek(&sorted_param);
                     let sort = per_process(mine, Metric::SortMs, kind, n, "order=group");
                     let saved = median(&in_id).zip(median(&sorted)).map(|(a, b)| a - b);
@@ -217,7 +255,7 @@ impl Experiment for OrderExperiment {
                         _ => "-".into(),
                     };
                     let after = |churn: &str| {
-                        let param = seek_param(Order::Group, churn);
+                        let param = seek_param(Order::Group, SeekKernel::Idiomatic, churn);
                         format!(
                             "{} ({} far, {} live)",
                             range(&seek(&param)),
@@ -261,11 +299,77 @@ impl Experiment for OrderExperiment {
                 )
             ));
         }
+        md.push_str(&tuned_tables(cfg, mine));
         md.push_str(
             "The gain is the storage's: the same kernel, the same targets by id, the same results (`swarm::order`'s test checks every layout's checksum against SoA's in both orders).\n",
         );
         md
     }
+}
+
+/// The tuned seek beside the idiomatic one, for the layouts that have it, at each count: the
+/// kernel's gain in each order, and both answers together against neither.
+fn tuned_tables(cfg: &BenchConfig, mine: &[Record]) -> String {
+    let mut md = String::new();
+    for n in counts(cfg) {
+        let rows: Vec<Vec<String>> = layouts_at(n)
+            .into_iter()
+            .filter(|k| k.has_tuned_seek())
+            .filter_map(|kind| {
+                let get = |metric: Metric, order: Order, kernel: SeekKernel| {
+                    per_process(mine, metric, kind, n, &seek_param(order, kernel, "0"))
+                };
+                let seek = |order, kernel| get(Metric::SeekMs, order, kernel);
+                let (idiomatic, tuned) = (SeekKernel::Idiomatic, SeekKernel::Tuned);
+                let id_idiomatic = seek(Order::Id, idiomatic);
+                if id_idiomatic.is_empty() {
+                    return None;
+                }
+                let (id_tuned, sorted_tuned) = (seek(Order::Id, tuned), seek(Order::Group, tuned));
+                let gain = |a: &[f64], b: &[f64]| match range(&ratios(a, b)).as_str() {
+                    "-" => "-".into(),
+                    gain => format!("x{gain}"),
+                };
+                Some(vec![
+                    format!("`{kind}`"),
+                    range(&id_idiomatic),
+                    range(&id_tuned),
+                    gain(&id_idiomatic, &id_tuned),
+                    range(&seek(Order::Group, idiomatic)),
+                    range(&sorted_tuned),
+                    gain(&seek(Order::Group, idiomatic), &sorted_tuned),
+                    gain(&id_idiomatic, &sorted_tuned),
+                    range(&get(Metric::FirstPassMs, Order::Id, tuned)),
+                    range(&get(Metric::FrameMs, Order::Id, idiomatic)),
+                    range(&get(Metric::FrameMs, Order::Group, tuned)),
+                ])
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        md.push_str(&format!(
+            "**{} entities, the tuned seek** (targets resolved to dense indices once, prefetched {PREFETCH_AHEAD} seekers ahead), seek ms; \"first pass\": the tuned pass that resolves every handle first, as after any spawn or removal; \"frame\": move + regen + seek:\n\n{}\n",
+            fmt_count(n as u64),
+            table(
+                &[
+                    "layout",
+                    "id order, idiomatic",
+                    "id order, tuned",
+                    "gain",
+                    "sorted, idiomatic",
+                    "sorted, tuned",
+                    "gain",
+                    "sorted + tuned vs id + idiomatic",
+                    "first pass",
+                    "frame, id order, idiomatic",
+                    "frame, sorted, tuned",
+                ],
+                &rows
+            )
+        ));
+    }
+    md
 }
 
 #[cfg(test)]
@@ -287,10 +391,19 @@ mod tests {
         let cfg = BenchConfig::new(true);
         let mut records = order_cell(&cfg, LayoutKind::Soa, 10_000, 0).unwrap();
         records.extend(order_cell(&cfg, LayoutKind::Aos, 10_000, 0).unwrap());
-        // A seek in id order, the sort, and three seeks sorted; each seek with its two shares.
-        assert_eq!(records.len(), 2 * (3 * 4 + 1));
+        // A seek in id order, the sort, and three seeks sorted; each seek with its two shares,
+        // a frame where nothing churned, and soa's tuned seek (with its first pass) beside it.
+        let aos = 4 + 4 + 3 + 3 + 1;
+        let soa = aos + 3 + 3 + 2 + 2;
+        assert_eq!(records.len(), soa + aos);
         let md = OrderExperiment.render(&cfg, &records, &records);
         assert!(md.contains("| `soa` |") && md.contains("| `aos` |"), "{md}");
+        // The tuned table lists soa, which has the tuned seek, and not aos.
+        let tuned = &md[md.find("the tuned seek").expect("a tuned table")..];
+        assert!(
+            tuned.contains("| `soa` |") && !tuned.contains("| `aos` |"),
+            "{md}"
+        );
         assert!(!md.contains("| `ecs-table` |"), "{md}");
         let far = |param: &str| {
             Query::metric(Metric::FarTargets)
@@ -301,8 +414,11 @@ mod tests {
                 .p50
         };
         // At 10k a group is 154 entities long: sorted, every target is near its seeker.
-        assert!(far(&seek_param(Order::Id, "0")) > 0.5);
-        assert_eq!(far(&seek_param(Order::Group, "0")), 0.0);
-        assert!(far(&seek_param(Order::Group, "0.5")) > 0.0);
+        assert!(far(&seek_param(Order::Id, SeekKernel::Idiomatic, "0")) > 0.5);
+        assert_eq!(
+            far(&seek_param(Order::Group, SeekKernel::Idiomatic, "0")),
+            0.0
+        );
+        assert!(far(&seek_param(Order::Group, SeekKernel::Idiomatic, "0.5")) > 0.0);
     }
 }

@@ -52,6 +52,7 @@ metrics! {
     DrawMs = "draw_ms",
     EffectiveGbS = "effective_gb_s",
     FarTargets = "far_targets",
+    FirstPassMs = "first_pass_ms",
     FragmentedNs = "fragmented_ns",
     FrameMaxMs = "frame_max_ms",
     FrameMs = "frame_ms",
