@@ -14,6 +14,7 @@ use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::seeking::PREFETCH_AHEAD;
 use entity_layouts::layout::{LayoutKind, SeekKernel};
+use entity_layouts::progress::Work;
 use entity_layouts::renderer::Renderer;
 use entity_layouts::simd::{SimdChoice, SimdTier};
 use entity_layouts::swarm::{MAX_CHURN, Order};
@@ -222,6 +223,11 @@ fn controls(
     for progress in &progress {
         ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(progress.short_line()))
             .on_hover_text(progress.line());
+        if let Work::Sorting(_) = progress.work {
+            // What the library allows, so that "rebuilt" is not read as our choice alone.
+            let kind = sim.driver.swarm().kind();
+            ui.label(RichText::new(kind.row().family.how_it_sorts()).small());
+        }
     }
     if drawing.software_adapter() && !progress.is_empty() {
         // On two cores a software rasterizer's threads take the CPU this copy needs, and a
@@ -415,7 +421,13 @@ fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
         if order != asked {
             want.push(Action::Order(order));
         }
-    });
+    })
+    .response
+    .on_hover_text(format!(
+        "{}: {}",
+        sim.driver.swarm().kind().name(),
+        sim.driver.swarm().kind().row().family.how_it_sorts()
+    ));
     if let Some((spread, slots, _)) = sim.spread {
         ui.label(format!(
             "targets outside their group's stretch: {:.0}%",

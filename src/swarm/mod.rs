@@ -253,6 +253,24 @@ impl<S: AllLayouts> Swarm<S> {
         mix(sum ^ mix(self.len() as u64))
     }
 
+    /// Sets each entity of `snapshot` that is still here back to its velocity there, with no
+    /// switch or sort pending (nothing happens while one is). Seek writes only velocities, and
+    /// repeated passes push them toward the speed limit, so the order bench measures each seek
+    /// from the same state this way, whatever ran before it.
+    pub fn restore_velocities(&mut self, snapshot: &Snapshot<S>) {
+        if self.switch.is_some() {
+            return;
+        }
+        let Some(seeking) = self.layout.seeking_mut() else {
+            return;
+        };
+        for (&id, state) in snapshot.ids.iter().zip(&snapshot.states) {
+            if let Some(i) = self.index.get(id) {
+                seeking.set_velocity_at(i as usize, state.vx, state.vy);
+            }
+        }
+    }
+
     pub fn export(&self) -> Snapshot<S> {
         let mut snapshot = Snapshot {
             ids: Vec::with_capacity(self.len()),

@@ -68,6 +68,31 @@ impl Family {
             Family::Bevy | Family::Hecs | Family::Flecs | Family::Shipyard
         )
     }
+
+    /// How a sort of the storage ([`crate::layout::Layout::for_each_entity_at`], the swarm's
+    /// reorder) reaches this family's memory, and what the library itself would allow: what
+    /// the panel and docs/results/order.md say beside the order switch.
+    pub fn how_it_sorts(self) -> &'static str {
+        match self {
+            Family::Bevy => {
+                "rebuilt: a fresh world spawned in the new order, as a Bevy user must; Bevy cannot reorder a table's rows (bevyengine/bevy issue 13464, open)"
+            }
+            Family::Hecs => {
+                "rebuilt: a fresh world spawned in the new order; hecs has no call that reorders an archetype's rows"
+            }
+            Family::Flecs => {
+                "rebuilt: a fresh world spawned in the new order; flecs' own order_by is not used here yet"
+            }
+            Family::Shipyard => {
+                "rebuilt: a fresh world spawned in the new order; shipyard's own sort is not used here yet"
+            }
+            Family::Arrays => "rebuilt: fresh arrays filled in the new order",
+            Family::Objects => {
+                "re-allocated: each entity's object allocated afresh in the new order, so the heap follows it (boxed-shuffled scatters its boxes again, on purpose)"
+            }
+            Family::Device => "cannot sort yet: the buffers stay in id order",
+        }
+    }
 }
 
 /// How one entity's memory is estimated before anything is allocated: what the memory check
