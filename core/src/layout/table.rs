@@ -75,7 +75,7 @@ impl Family {
     pub fn how_it_sorts(self) -> &'static str {
         match self {
             Family::Bevy => {
-                "rebuilt: a fresh world spawned in the new order, as a Bevy user must; Bevy cannot reorder a table's rows (bevyengine/bevy issue 13464, open)"
+                "rebuilt: a fresh world spawned in the new order, as a Bevy user must; Bevy cannot reorder a table's rows (bevyengine/bevy#13464, open)"
             }
             Family::Hecs => {
                 "rebuilt: a fresh world spawned in the new order; hecs has no call that reorders an archetype's rows"
