@@ -2,7 +2,8 @@
 //! and on all, on every SIMD tier this CPU has, with layout switches (at once, and spread over
 //! frames as the app does them) and with churn, computes bit-identical states from one seed; with
 //! move and regen alone, and with seek too (every entity reading its target through the handle
-//! its layout holds); and in both storage orders (by id, and sorted by seek group over frames).
+//! its layout holds, and, where a layout has it, through the tuned seek's resolved targets); and
+//! in both storage orders (by id, and sorted by seek group over frames).
 
 use crate::action::Action;
 use crate::catalog::AllLayouts;

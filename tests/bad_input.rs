@@ -155,7 +155,7 @@ fn bad_seek_grow_and_switch_settings_exit_2_naming_what_is_accepted() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("line 2") && err.contains("seek takes on or off"),
+        err.contains("line 2") && err.contains("seek takes on, off, idiomatic or tuned"),
         "{err}"
     );
     for flag in ["--grow-chunk", "--switch-chunk"] {
