@@ -169,6 +169,18 @@ fn bad_seek_grow_and_switch_settings_exit_2_naming_what_is_accepted() {
             );
         }
     }
+    for (flag, value, accepted) in [
+        ("--seek-kernel", "fast", "idiomatic or tuned"),
+        ("--order", "random", "accepted: id, group"),
+    ] {
+        let out = cli(&[flag, value, "--headless"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.contains(flag) && err.contains(value) && err.contains(accepted),
+            "{flag} {value}: {err}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
