@@ -38,7 +38,7 @@ use crate::layout::components::{
 };
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
-use crate::layout::seeking::{ResolvedTargets, SeekKernel, for_each_resolved, prefetch};
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_rows};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
@@ -638,23 +638,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         };
         let velocities = velocities.bypass_change_detection();
         let resolved = self.resolved.get(threads, n, |_| None);
-        let c = chunk_len(threads, velocities.len());
-        for_each_part(
-            threads,
-            velocities.chunks_mut(c).enumerate(),
-            |(part, velocities)| {
-                let first = part * c;
-                let mine = &resolved[first..first + velocities.len()];
-                for_each_resolved(
-                    mine,
-                    |t| prefetch(&positions[t]),
-                    |k, t| {
-                        let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
-                        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
-                    },
-                );
-            },
-        );
+        seek_resolved_rows(threads, resolved, positions, velocities, dt);
         true
     }
 }

@@ -30,7 +30,7 @@ use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
-use crate::layout::seeking::{NO_TARGET, ResolvedTargets, SeekKernel, for_each_resolved, prefetch};
+use crate::layout::seeking::{NO_TARGET, ResolvedTargets, SeekKernel, seek_resolved_rows};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -521,21 +521,7 @@ impl<S: Scalar> HecsLayout<S> {
                 .filter(|&&row| row != NO_TARGET)
                 .map(|&row| row as usize)
         });
-        let positions: &[Pos<S>] = &positions;
-        let c = chunk_len(threads, velocities.len());
-        let parts = velocities.chunks_mut(c).enumerate();
-        for_each_part(threads, parts, |(part, velocities)| {
-            let first = part * c;
-            let mine = &resolved[first..first + velocities.len()];
-            for_each_resolved(
-                mine,
-                |t| prefetch(&positions[t]),
-                |k, t| {
-                    let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
-                    (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
-                },
-            );
-        });
+        seek_resolved_rows(threads, resolved, &positions, &mut velocities, dt);
         true
     }
 }

@@ -13,6 +13,7 @@
 //!   seekers ahead, so that the misses overlap instead of queueing. Same arithmetic, same
 //!   results; what it saves is the slot lookup per seeker and the wait for each miss.
 
+use crate::layout::components::{Position, Storage, Velocity};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::seek_one;
@@ -209,6 +210,35 @@ pub fn seek_resolved_columns<S: Scalar>(
             (vx[k], vy[k]) = seek_one(x[i], y[i], vx[k], vy[k], x[t], y[t], dt);
         });
     });
+}
+
+/// The tuned seek over an ECS table's rows: `targets` resolved to rows, `positions` and
+/// `velocities` the table's two columns (Bevy's and hecs' tuned layouts hand them out as
+/// slices). The same arithmetic as every other seek ([`seek_one`]).
+pub fn seek_resolved_rows<S: Scalar, K: Storage>(
+    threads: Threads,
+    targets: &[u32],
+    positions: &[Position<S, K>],
+    velocities: &mut [Velocity<S, K>],
+    dt: S,
+) {
+    let c = chunk_len(threads, velocities.len());
+    for_each_part(
+        threads,
+        velocities.chunks_mut(c).enumerate(),
+        |(part, velocities)| {
+            let first = part * c;
+            let mine = &targets[first..first + velocities.len()];
+            for_each_resolved(
+                mine,
+                |t| prefetch(&positions[t]),
+                |k, t| {
+                    let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
+                    (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
+                },
+            );
+        },
+    );
 }
 
 #[cfg(test)]
