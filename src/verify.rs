@@ -430,76 +430,81 @@ fn coordinate_ulps(a: f32, b: f32, extent: f32) -> u32 {
 }
 
 /// Runs SoA and the gpu layout side by side from one seed: one run straight on the GPU, one that
-/// switches CPU -> GPU -> CPU spread over frames; each with and without churn.
+/// switches CPU -> GPU -> CPU spread over frames; each with and without churn, and with and
+/// without seek (the GPU's seek pass against SoA's).
 #[cfg(feature = "gpu")]
 pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError> {
     use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH};
     let churn = (config.count / 10).clamp(1, MAX_CHURN);
     let mut out = Vec::new();
-    for (how, churn) in [("no churn", 0), ("churn", churn)] {
-        for round_trip in [false, true] {
-            let start = if round_trip {
-                LayoutKind::Soa
-            } else {
-                LayoutKind::Gpu
-            };
-            let new = |kind| -> Result<Driver<f32>, SimError> {
-                let mut d = Driver::<f32>::new(kind, config.seed)?
-                    .with_chunks(usize::MAX, config.count / 3 + 1)
-                    .with_dt(config.dt)
-                    .with_max_entities(MAX_ENTITIES);
-                d.apply(&Action::Count(config.count))?;
-                d.apply(&Action::Churn(churn))?;
-                Ok(d)
-            };
-            let (mut gpu, mut reference) = (new(start)?, new(LayoutKind::Soa)?);
-            for frame in 0..config.frames {
-                if round_trip && frame == 1 {
-                    gpu.apply(&Action::Layout(LayoutKind::Gpu))?;
-                }
-                if round_trip && frame + 5 == config.frames {
-                    gpu.apply(&Action::Layout(LayoutKind::Soa))?;
-                }
-                for d in [&mut gpu, &mut reference] {
-                    if let Some(e) = d.frame_step().error {
-                        return Err(e);
-                    }
+    let runs = [("no churn", 0), ("churn", churn)]
+        .into_iter()
+        .flat_map(|c| [false, true].map(|seek| (c, seek)))
+        .flat_map(|c| [false, true].map(|round_trip| (c, round_trip)));
+    for (((how, churn), seek), round_trip) in runs {
+        let start = if round_trip {
+            LayoutKind::Soa
+        } else {
+            LayoutKind::Gpu
+        };
+        let new = |kind| -> Result<Driver<f32>, SimError> {
+            let mut d = Driver::<f32>::new(kind, config.seed)?
+                .with_chunks(usize::MAX, config.count / 3 + 1)
+                .with_dt(config.dt)
+                .with_max_entities(MAX_ENTITIES);
+            d.apply(&Action::Count(config.count))?;
+            d.apply(&Action::Churn(churn))?;
+            d.apply(&Action::Seek(seek))?;
+            Ok(d)
+        };
+        let (mut gpu, mut reference) = (new(start)?, new(LayoutKind::Soa)?);
+        for frame in 0..config.frames {
+            if round_trip && frame == 1 {
+                gpu.apply(&Action::Layout(LayoutKind::Gpu))?;
+            }
+            if round_trip && frame + 5 == config.frames {
+                gpu.apply(&Action::Layout(LayoutKind::Soa))?;
+            }
+            for d in [&mut gpu, &mut reference] {
+                if let Some(e) = d.frame_step().error {
+                    return Err(e);
                 }
             }
-            let (a, b) = (gpu.swarm().export(), reference.swarm().export());
-            let mut max_ulps = 0;
-            let mut differing = 0;
-            for (s, r) in a.states.iter().zip(&b.states) {
-                let worst = [
-                    coordinate_ulps(s.x, r.x, WORLD_WIDTH as f32),
-                    coordinate_ulps(s.y, r.y, WORLD_HEIGHT as f32),
-                    ulps(s.vx, r.vx),
-                    ulps(s.vy, r.vy),
-                    ulps(s.hp, r.hp),
-                    ulps(s.energy, r.energy),
-                    ulps(s.regen, r.regen),
-                    ulps(s.armor, r.armor),
-                ]
-                .into_iter()
-                .max()
-                .unwrap_or(0);
-                max_ulps = max_ulps.max(worst);
-                differing += usize::from(worst > 0);
-            }
-            let path = if round_trip {
-                "soa -> gpu -> soa, spread over frames"
-            } else {
-                "gpu throughout"
-            };
-            out.push(GpuComparison {
-                name: format!("{path}, {how}"),
-                frames: config.frames,
-                entities: a.ids.len(),
-                same_entities: a.ids == b.ids,
-                max_ulps,
-                differing,
-            });
         }
+        let (a, b) = (gpu.swarm().export(), reference.swarm().export());
+        let mut max_ulps = 0;
+        let mut differing = 0;
+        for (s, r) in a.states.iter().zip(&b.states) {
+            let worst = [
+                coordinate_ulps(s.x, r.x, WORLD_WIDTH as f32),
+                coordinate_ulps(s.y, r.y, WORLD_HEIGHT as f32),
+                ulps(s.vx, r.vx),
+                ulps(s.vy, r.vy),
+                ulps(s.hp, r.hp),
+                ulps(s.energy, r.energy),
+                ulps(s.regen, r.regen),
+                ulps(s.armor, r.armor),
+            ]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+            max_ulps = max_ulps.max(worst);
+            differing += usize::from(worst > 0);
+        }
+        let path = if round_trip {
+            "soa -> gpu -> soa, spread over frames"
+        } else {
+            "gpu throughout"
+        };
+        let seeking = if seek { ", seek" } else { "" };
+        out.push(GpuComparison {
+            name: format!("{path}, {how}{seeking}"),
+            frames: config.frames,
+            entities: a.ids.len(),
+            same_entities: a.ids == b.ids,
+            max_ulps,
+            differing,
+        });
     }
     Ok(out)
 }

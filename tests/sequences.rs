@@ -3,7 +3,7 @@
 //! swarm whose switches are spread over many small steps with everything else going on between.
 //! The gpu layout takes part where an adapter exists (lavapipe in CI, where one must).
 //!
-//! With seek in the sequences too (the CPU layouts: the gpu layout has no seek pass), every
+//! With seek in the sequences too (the gpu layout's seek pass included, where an adapter exists), every
 //! entity's handle names the entity it should seek after every operation, through swap-removes,
 //! churn, shrinks and switches at once and spread, and seeking keeps every layout identical.
 
@@ -251,15 +251,16 @@ fn switching_carries_every_entity_over_exactly() {
     }
 }
 
-/// [`random_ops`] with seek among them, over the CPU layouts.
+/// [`random_ops`] with seek among them.
 fn random_ops_with_seek(seed: u64, len: usize) -> Vec<Op> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EE4);
+    let layouts = layouts();
     (0..len)
         .map(|_| match rng.random_range(0..7) {
             0 => Op::Resize(rng.random_range(0..3000)),
             1 => Op::Churn(rng.random_range(0..400)),
             2 => Op::Step(Threads::BOTH[rng.random_range(0..2)]),
-            3 => Op::Switch(LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())]),
+            3 => Op::Switch(layouts[rng.random_range(0..layouts.len())]),
             4 => Op::SwitchStep(rng.random_range(0..1200)),
             _ => Op::Seek(Threads::BOTH[rng.random_range(0..2)]),
         })
@@ -274,7 +275,7 @@ fn handles_name_their_targets_through_every_operation_and_seek_agrees() {
         let mut reference = Swarm::<f32>::new(LayoutKind::Soa, seed).unwrap();
         let mut switching = Swarm::<f32>::new(LayoutKind::Aos, seed).unwrap();
         let mut spreading = Swarm::<f32>::new(LayoutKind::Hecs, seed).unwrap();
-        let mut fixed: Vec<Swarm<f32>> = LayoutKind::CPU
+        let mut fixed: Vec<Swarm<f32>> = layouts()
             .into_iter()
             .map(|k| Swarm::new(k, seed).unwrap())
             .collect();
@@ -351,7 +352,7 @@ fn a_removed_target_leaves_its_seekers_without_one() {
         .find(|&id| target_of(seed, id).is_some())
         .unwrap();
     let target = target_of(seed, seeker).unwrap();
-    for kind in LayoutKind::CPU {
+    for kind in layouts() {
         let mut swarm = Swarm::<f32>::with_count(kind, seed, n).unwrap();
         let at = |swarm: &Swarm<f32>, id: u64| swarm.export().ids.iter().position(|&i| i == id);
         let seeker_at = at(&swarm, seeker).unwrap();

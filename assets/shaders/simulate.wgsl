@@ -1,6 +1,6 @@
-// The gpu layout's systems: the same `move` and `regen` as `workload.rs` (same wrap, same clamp,
-// same operation order), over one storage buffer per field, plus the copy that carries out a
-// batch of swap-removes. Every constant is a pipeline override set from the Rust constants
+// The gpu layout's systems: the same `move`, `regen` and `seek` as `workload.rs` (same wrap, same
+// clamp, same operation order), over one storage buffer per field, plus the copy that carries out
+// a batch of swap-removes. Every constant is a pipeline override set from the Rust constants
 // (`gpu::kernels`), so the numbers are written down once, in workload.rs.
 //
 // Dispatches are two-dimensional (at most 65535 workgroups per dimension, and 100M entities need
@@ -17,6 +17,9 @@ override POINT_HP_MIN: f32;
 override POINT_X_BITS: u32;
 override POINT_Y_BITS: u32;
 override POINT_HP_BITS: u32;
+// workload::seek_one's gain (per second) and speed limit (per axis).
+override SEEK_GAIN: f32;
+override MAX_SEEK_SPEED: f32;
 
 const WORKGROUP: u32 = 256u;
 
@@ -97,6 +100,60 @@ fn regen_energy(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocati
     }
     let e = energy[i] + regen[i] * regen_args.dt;
     energy[i] = select(e, MAX_ENERGY, e > MAX_ENERGY);
+}
+
+// --- seek: steer toward the target's position -----------------------------------------------------
+// Each seeker's target as the slot it sits in (the CPU resolves its handles to slots after each
+// structural change and uploads them), or NO_TARGET. Reads positions, writes only the seeker's own
+// velocity: every invocation runs at once without a race, as on the CPU.
+
+const NO_TARGET: u32 = 0xffffffffu;
+
+@group(0) @binding(30) var<uniform> seek_args: Dispatch;
+@group(0) @binding(31) var<storage, read> seek_x: array<f32>;
+@group(0) @binding(32) var<storage, read> seek_y: array<f32>;
+@group(0) @binding(33) var<storage, read_write> seek_vx: array<f32>;
+@group(0) @binding(34) var<storage, read_write> seek_vy: array<f32>;
+@group(0) @binding(35) var<storage, read> targets: array<u32>;
+
+// workload::shortest: the way across the wrapping world, folded into [-extent/2, extent/2].
+fn shortest(d: f32, extent: f32) -> f32 {
+    let half = extent * 0.5;
+    if d > half {
+        return d - extent;
+    }
+    if d < -half {
+        return d + extent;
+    }
+    return d;
+}
+
+// workload::clamp_speed.
+fn clamp_speed(v: f32) -> f32 {
+    if v > MAX_SEEK_SPEED {
+        return MAX_SEEK_SPEED;
+    }
+    if v < -MAX_SEEK_SPEED {
+        return -MAX_SEEK_SPEED;
+    }
+    return v;
+}
+
+@compute @workgroup_size(256)
+fn seek(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    let i = index(group, local, seek_args.groups_x);
+    if i >= seek_args.len {
+        return;
+    }
+    let t = targets[i];
+    if t == NO_TARGET {
+        return;
+    }
+    let pull = SEEK_GAIN * seek_args.dt;
+    let dx = shortest(seek_x[t] - seek_x[i], WORLD_WIDTH);
+    let dy = shortest(seek_y[t] - seek_y[i], WORLD_HEIGHT);
+    seek_vx[i] = clamp_speed(seek_vx[i] + dx * pull);
+    seek_vy[i] = clamp_speed(seek_vy[i] + dy * pull);
 }
 
 // --- a batch of swap-removes (and appends) as moves: column[dst] = column[src] --------------------

@@ -60,9 +60,6 @@ pub enum SimError {
     #[error("the {layout} layout cannot be reordered: {reason}; nothing was changed")]
     CannotReorder { layout: String, reason: String },
 
-    #[error("seek cannot run on the {layout} layout: {reason}; nothing was changed")]
-    SeekUnavailable { layout: String, reason: String },
-
     #[error("{requested} entities in the {layout} layout: {reason}; nothing was changed")]
     DeviceOutOfMemory {
         requested: usize,

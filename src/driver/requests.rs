@@ -50,12 +50,6 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::Seek(on) => {
-                if on && let Some(reason) = self.requested_layout().seek_unavailable() {
-                    return Err(SimError::SeekUnavailable {
-                        layout: self.requested_layout().name().into(),
-                        reason: reason.into(),
-                    });
-                }
                 let systems = Systems::with_seek(on);
                 let different = systems != self.systems;
                 self.systems = systems;
@@ -137,14 +131,6 @@ impl<S: AllLayouts> Driver<S> {
     fn set_layout(&mut self, kind: LayoutKind) -> Result<Outcome, SimError> {
         if kind == self.requested_layout() {
             return Ok(Outcome::Unchanged);
-        }
-        if self.systems.seeks()
-            && let Some(reason) = kind.seek_unavailable()
-        {
-            return Err(SimError::SeekUnavailable {
-                layout: kind.name().into(),
-                reason: format!("{reason} (turn seek off to switch to it)"),
-            });
         }
         self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
         let current = self.swarm.kind();

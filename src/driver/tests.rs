@@ -296,7 +296,7 @@ fn the_share_of_a_frame_follows_the_frames_run() {
 }
 
 #[test]
-fn seek_is_a_setting_and_the_gpu_layout_refuses_it_with_the_reason() {
+fn seek_is_a_setting_kept_across_a_switch() {
     let mut d = driver(LayoutKind::Soa, 4);
     d.apply(&Action::Count(3_000)).unwrap();
     d.frame_step();
@@ -304,21 +304,16 @@ fn seek_is_a_setting_and_the_gpu_layout_refuses_it_with_the_reason() {
     assert_eq!(d.systems(), Systems::WithSeek);
     let report = d.frame_step();
     assert!(report.seek > Duration::ZERO && report.moving > Duration::ZERO);
-    // Into the gpu layout with seek on: refused, nothing changes.
-    let before = d.swarm().checksum();
-    let err = d.apply(&Action::Layout(LayoutKind::Gpu)).unwrap_err();
-    assert!(
-        err.to_string().contains("no seek pass") && err.to_string().contains("turn seek off"),
-        "{err}"
-    );
+    // Every layout seeks: a switch with seek on goes through, and seek stays on.
+    d.apply(&Action::Layout(LayoutKind::Hecs)).unwrap();
+    while d.swarm().switch_progress().is_some() {
+        d.frame_step();
+    }
     assert_eq!(
-        (
-            d.swarm().kind(),
-            d.swarm().switch_progress(),
-            d.swarm().checksum()
-        ),
-        (LayoutKind::Soa, None, before)
+        (d.swarm().kind(), d.systems()),
+        (LayoutKind::Hecs, Systems::WithSeek)
     );
+    assert!(d.frame_step().seek > Duration::ZERO);
     assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Changed));
     assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Unchanged));
     let report = d.frame_step();

@@ -2,8 +2,8 @@
 //! with every constant taken from workload.rs as a pipeline override.
 
 use crate::workload::{
-    MAX_ENERGY, POINT_HP_BITS, POINT_HP_MIN, POINT_HP_SCALE, POINT_X_BITS, POINT_X_SCALE,
-    POINT_Y_BITS, POINT_Y_SCALE, WORLD_HEIGHT, WORLD_WIDTH,
+    MAX_ENERGY, MAX_SEEK_SPEED, POINT_HP_BITS, POINT_HP_MIN, POINT_HP_SCALE, POINT_X_BITS,
+    POINT_X_SCALE, POINT_Y_BITS, POINT_Y_SCALE, SEEK_GAIN, WORLD_HEIGHT, WORLD_WIDTH,
 };
 
 /// Invocations per workgroup (the shader's `@workgroup_size`).
@@ -44,6 +44,8 @@ pub(crate) struct Kernels {
     pub move_pipeline: wgpu::ComputePipeline,
     pub regen_layout: wgpu::BindGroupLayout,
     pub regen_pipeline: wgpu::ComputePipeline,
+    pub seek_layout: wgpu::BindGroupLayout,
+    pub seek_pipeline: wgpu::ComputePipeline,
     pub move_list_layout: wgpu::BindGroupLayout,
     pub gather_pipeline: wgpu::ComputePipeline,
     pub scatter_pipeline: wgpu::ComputePipeline,
@@ -87,6 +89,9 @@ impl Kernels {
             ("WORLD_WIDTH", f64::from(WORLD_WIDTH as f32)),
             ("WORLD_HEIGHT", f64::from(WORLD_HEIGHT as f32)),
             ("MAX_ENERGY", f64::from(MAX_ENERGY as f32)),
+            // As seek_one rounds them: f64 constants taken to the scalar type once.
+            ("SEEK_GAIN", f64::from(SEEK_GAIN as f32)),
+            ("MAX_SEEK_SPEED", f64::from(MAX_SEEK_SPEED as f32)),
             ("POINT_X_SCALE", f64::from(POINT_X_SCALE)),
             ("POINT_Y_SCALE", f64::from(POINT_Y_SCALE)),
             ("POINT_HP_SCALE", f64::from(POINT_HP_SCALE)),
@@ -135,6 +140,17 @@ impl Kernels {
             "regen_energy",
             &[uniform(10), storage(11, false), storage(12, true)],
         );
+        let seek_layout = layout(
+            "seek",
+            &[
+                uniform(30),
+                storage(31, true),
+                storage(32, true),
+                storage(33, false),
+                storage(34, false),
+                storage(35, true),
+            ],
+        );
         let move_list_layout = layout(
             "move_list",
             &[
@@ -147,10 +163,12 @@ impl Kernels {
         Self {
             move_pipeline: pipeline(&move_layout, "move_and_pack"),
             regen_pipeline: pipeline(&regen_layout, "regen_energy"),
+            seek_pipeline: pipeline(&seek_layout, "seek"),
             gather_pipeline: pipeline(&move_list_layout, "gather_sources"),
             scatter_pipeline: pipeline(&move_list_layout, "scatter_destinations"),
             move_layout,
             regen_layout,
+            seek_layout,
             move_list_layout,
         }
     }

@@ -1,6 +1,13 @@
 //! The gpu layout: the eight fields in eight GPU storage buffers (struct-of-arrays on the device),
 //! `move` and `regen` as compute passes that also write each entity's packed point into the
-//! buffer the renderer draws. Per frame the CPU only dispatches: nothing is gathered or uploaded.
+//! buffer the renderer draws, and `seek` as a third pass. Per frame the CPU only dispatches:
+//! nothing is gathered, and nothing is uploaded but seek's targets after a structural change.
+//!
+//! Seeking: each entity's target is a generational handle on the CPU ([`Targets`], as `soa`
+//! keeps them), which survives swap-removes. Before a seek pass that follows a push, a removal
+//! or a new target, the handles are resolved to slots (after a flush, an entity's slot is its
+//! logical index) and uploaded as one `u32` per entity; the pass then gathers the targets'
+//! positions on the device: a GPU's answer to a random gather is thousands of loads in flight.
 //!
 //! Ids stay on the CPU (they are never simulated); logical order is kept exactly as every other
 //! layout keeps it, with appends and swap-removes batched through a [`SlotMap`] and carried out
@@ -14,9 +21,11 @@ use super::context::GpuContext;
 use super::kernels::{ARGS_BYTES, DispatchArgs};
 use super::readback::{F32, Read, read_buffer, stage};
 use super::slots::SlotMap;
-use super::timer::Timer;
+use super::timer::{SEEK_QUERY, Timer};
+use crate::layout::slots::Targets;
 use crate::layout::{
-    Capabilities, CapabilitiesMut, DeviceTime, Layout, LayoutKind, OnDevice, Released, ReserveError,
+    Capabilities, CapabilitiesMut, DeviceTime, Layout, LayoutKind, OnDevice, Released,
+    ReserveError, Seeking,
 };
 use crate::memory::MemoryUse;
 use crate::threads::Threads;
@@ -68,7 +77,24 @@ pub struct GpuLayout {
     shared: Mutex<Shared>,
     move_list_args: wgpu::Buffer,
     timer: Option<Timer>,
+    seek: SeekTargets,
 }
+
+/// Seek's targets: handles on the CPU, and the slots they resolved to on the device.
+struct SeekTargets {
+    handles: Targets,
+    /// Each entity's target slot (or `NO_TARGET`), and how many entities the buffer holds.
+    slots: Option<(wgpu::Buffer, usize)>,
+    /// Whether `slots` matches `handles` and the entities' slots (no push, removal or new
+    /// target since the last upload).
+    fresh: bool,
+    args: wgpu::Buffer,
+    /// Whether this frame ran the seek pass (its time is the device's too).
+    ran: bool,
+}
+
+/// The shader's "no target" slot.
+const NO_TARGET: u32 = u32::MAX;
 
 impl GpuLayout {
     pub fn new(ctx: Arc<GpuContext>) -> Result<Self, String> {
@@ -81,6 +107,13 @@ impl GpuLayout {
         let columns = Columns::new(&ctx, MIN_CAPACITY)?;
         Ok(Self {
             move_list_args: args_buffer(&ctx.device, "move list"),
+            seek: SeekTargets {
+                handles: Targets::default(),
+                slots: None,
+                fresh: false,
+                args: args_buffer(&ctx.device, "seek"),
+                ran: false,
+            },
             timer: timed.then(|| Timer::new(&ctx)),
             ids: Vec::new(),
             columns,
@@ -407,6 +440,7 @@ impl Layout<f32> for GpuLayout {
 
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.ids.try_reserve(additional)?;
+        self.seek.handles.try_reserve(additional)?;
         self.flush(&mut self.shared());
         self.grow_to(self.ids.len().saturating_add(additional))
             .map_err(ReserveError::Device)
@@ -426,17 +460,23 @@ impl Layout<f32> for GpuLayout {
         let first = self.shared().slots.push(len, n);
         self.write_states(first, states);
         self.ids.extend_from_slice(ids);
+        self.seek.handles.push(n);
+        self.seek.fresh = false;
     }
 
     fn swap_remove(&mut self, index: usize) {
         let len = self.ids.len();
         self.shared().slots.swap_remove(index, len);
         self.ids.swap_remove(index);
+        self.seek.handles.swap_remove(index);
+        self.seek.fresh = false;
     }
 
     fn truncate(&mut self, len: usize) -> Released {
         self.ids.truncate(len);
         self.shared().slots.truncate(len);
+        self.seek.handles.truncate(len);
+        self.seek.fresh = false;
         self.give_back_memory();
         Released::InPlace
     }
@@ -468,7 +508,11 @@ impl Layout<f32> for GpuLayout {
             dt,
             2,
         );
-        let reading = self.timer.as_ref().and_then(|t| t.resolve(&mut encoder));
+        let seeked = std::mem::take(&mut self.seek.ran);
+        let reading = self
+            .timer
+            .as_ref()
+            .and_then(|t| t.resolve(&mut encoder, seeked));
         self.ctx.queue.submit([encoder.finish()]);
         if let (Some(timer), Some(slot)) = (&self.timer, reading) {
             timer.start_read(slot);
@@ -526,21 +570,113 @@ impl Layout<f32> for GpuLayout {
         let device_bytes = self.columns.capacity as u64 * F32 * (FIELDS as u64 + 1);
         MemoryUse {
             payload_bytes: self.ids.len() as u64 * (FIELDS as u64 * F32 + 8),
-            allocated_bytes: self.ids.capacity() as u64 * 8 + device_bytes,
+            allocated_bytes: self.ids.capacity() as u64 * 8
+                + self.seek.handles.allocated_bytes()
+                + device_bytes
+                + self.seek.slots.as_ref().map_or(0, |(_, n)| *n as u64 * 4),
             modelled: false,
         }
     }
 
     fn capabilities(&self) -> Capabilities<'_, f32> {
         Capabilities {
-            seeking: None,
+            seeking: Some(self),
             in_host_memory: None,
             on_device: Some(self),
         }
     }
 
     fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, f32> {
-        CapabilitiesMut { seeking: None }
+        CapabilitiesMut {
+            seeking: Some(self),
+        }
+    }
+}
+
+impl Seeking<f32> for GpuLayout {
+    fn step_seek(&mut self, dt: f32, _threads: Threads) {
+        if !self.ready_to_step() {
+            return;
+        }
+        if !self.seek.fresh {
+            self.upload_target_slots();
+        }
+        let Some((slots, _)) = &self.seek.slots else {
+            return;
+        };
+        let [x, y, vx, vy, ..] = &self.columns.fields;
+        let group = bind_group(
+            &self.ctx.device,
+            &self.ctx.kernels.seek_layout,
+            &[
+                (30, &self.seek.args),
+                (31, x),
+                (32, y),
+                (33, vx),
+                (34, vy),
+                (35, slots),
+            ],
+        );
+        let encoder = self.dispatch(
+            "seek",
+            &self.ctx.kernels.seek_pipeline,
+            &group,
+            &self.seek.args,
+            dt,
+            SEEK_QUERY,
+        );
+        self.ctx.queue.submit([encoder.finish()]);
+        self.seek.ran = self.timer.is_some();
+    }
+
+    fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.seek.handles.set(first, targets);
+        self.seek.fresh = false;
+    }
+
+    fn target_at(&self, index: usize) -> Option<u64> {
+        self.seek.handles.target_of(index).map(|t| self.ids[t])
+    }
+
+    fn set_velocity_at(&mut self, index: usize, vx: f32, vy: f32) {
+        let mut shared = self.shared();
+        let offset = shared.slots.slot(index) as u64 * F32;
+        shared.reads.clear();
+        drop(shared);
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.columns.fields[2], offset, &vx.to_le_bytes());
+        queue.write_buffer(&self.columns.fields[3], offset, &vy.to_le_bytes());
+    }
+}
+
+impl GpuLayout {
+    /// Resolves every entity's target handle to the slot it sits in (flushed: its logical
+    /// index) and uploads them, in a buffer as long as the fields'.
+    fn upload_target_slots(&mut self) {
+        let len = self.ids.len();
+        let handles = &self.seek.handles;
+        let slots: Vec<u32> = (0..len)
+            .map(|i| handles.target_of(i).map_or(NO_TARGET, |t| t as u32))
+            .collect();
+        if self.seek.slots.as_ref().is_none_or(|(_, n)| *n < len) {
+            // As long as the fields: within the device's limits, and grown when they are.
+            let capacity = self.columns.capacity;
+            let buffer = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("seek targets"),
+                size: capacity as u64 * 4,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            self.seek.slots = Some((buffer, capacity));
+        }
+        if let Some((buffer, _)) = &self.seek.slots
+            && !slots.is_empty()
+        {
+            self.ctx
+                .queue
+                .write_buffer(buffer, 0, bytemuck::cast_slice(&slots));
+        }
+        self.seek.fresh = true;
     }
 }
 
@@ -592,7 +728,17 @@ impl OnDevice for GpuLayout {
 impl GpuLayout {
     fn give_back_memory(&mut self) {
         crate::layout::shrink_if_sparse(&mut self.ids);
+        self.seek.handles.release_unused();
         let len = self.ids.len();
+        if self
+            .seek
+            .slots
+            .as_ref()
+            .is_some_and(|(_, n)| *n > MIN_CAPACITY && len < *n / 4)
+        {
+            self.seek.slots = None;
+            self.seek.fresh = false;
+        }
         if self.columns.capacity > MIN_CAPACITY && len < self.columns.capacity / 4 {
             self.flush(&mut self.shared());
             let capacity = (len * 2).max(MIN_CAPACITY);

@@ -1,15 +1,16 @@
 //! The simulate time on the device, where the adapter has timestamp queries: the gpu layout's
-//! move and regen passes are timed by the device itself, and the times come back a frame or two
+//! move, regen and (when it runs) seek passes are timed by the device itself, and the times come back a frame or two
 //! later through a small ring of mapped buffers, never waited for.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::context::GpuContext;
 use super::readback::{MapState, Mapping};
 use crate::layout::DeviceTime;
 
-/// The simulate time on the device: timestamps around the move and regen passes, resolved each
+/// The simulate time on the device: timestamps around the move, regen and seek passes, resolved each
 /// frame into one of a few small buffers and read back when the device is done with it (a frame
 /// or two later), never waited for.
 pub(super) struct Timer {
@@ -25,9 +26,14 @@ struct TimerSlot {
     /// Idle: free; pending: its copy submitted and mapping; mapped: to be read. A refused
     /// mapping frees the slot: that frame goes unmeasured.
     mapping: Mapping,
+    /// Whether the frame resolved into it ran seek (its queries 4 and 5 are that frame's).
+    with_seek: AtomicBool,
 }
 
-const QUERIES: u32 = 4;
+/// Move (0, 1), regen (2, 3) and seek (4, 5).
+const QUERIES: u32 = 6;
+/// The first of the seek pass's two queries.
+pub(super) const SEEK_QUERY: u32 = 4;
 const TIMER_SLOTS: usize = 3;
 
 impl Timer {
@@ -58,6 +64,7 @@ impl Timer {
                         wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     ),
                     mapping: Mapping::default(),
+                    with_seek: AtomicBool::new(false),
                 })
                 .collect(),
             period_ns: f64::from(ctx.queue.get_timestamp_period()),
@@ -66,8 +73,13 @@ impl Timer {
     }
 
     /// Reads what finished mapping, then resolves this frame's queries into a free slot (none
-    /// free: this frame goes unmeasured). Returns the slot to start mapping after the submit.
-    pub(super) fn resolve(&self, encoder: &mut wgpu::CommandEncoder) -> Option<usize> {
+    /// free: this frame goes unmeasured). `seeked`: this frame ran the seek pass, whose time
+    /// counts too. Returns the slot to start mapping after the submit.
+    pub(super) fn resolve(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        seeked: bool,
+    ) -> Option<usize> {
         for slot in &self.slots {
             if slot.mapping.state() == MapState::Mapped {
                 let ticks: Vec<u64> =
@@ -75,7 +87,11 @@ impl Timer {
                 slot.buffer.unmap();
                 slot.mapping.set(MapState::Idle);
                 let span = |a: u64, b: u64| b.saturating_sub(a) as f64;
-                let ns = (span(ticks[0], ticks[1]) + span(ticks[2], ticks[3])) * self.period_ns;
+                let mut ticks_spent = span(ticks[0], ticks[1]) + span(ticks[2], ticks[3]);
+                if slot.with_seek.load(Ordering::Relaxed) {
+                    ticks_spent += span(ticks[4], ticks[5]);
+                }
+                let ns = ticks_spent * self.period_ns;
                 *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(Duration::from_nanos(ns as u64));
             }
@@ -84,13 +100,16 @@ impl Timer {
             .slots
             .iter()
             .position(|s| matches!(s.mapping.state(), MapState::Idle | MapState::Failed))?;
-        encoder.resolve_query_set(&self.queries, 0..QUERIES, &self.resolve, 0);
+        // A frame without seek leaves queries 4 and 5 unwritten: resolve only what it wrote.
+        let written = if seeked { QUERIES } else { SEEK_QUERY };
+        self.slots[free].with_seek.store(seeked, Ordering::Relaxed);
+        encoder.resolve_query_set(&self.queries, 0..written, &self.resolve, 0);
         encoder.copy_buffer_to_buffer(
             &self.resolve,
             0,
             &self.slots[free].buffer,
             0,
-            u64::from(QUERIES) * 8,
+            u64::from(written) * 8,
         );
         Some(free)
     }

@@ -165,8 +165,6 @@ pub struct LayoutRow {
     pub parallel: Option<&'static str>,
     /// It lives on a device ([`crate::layout::OnDevice`]).
     pub device: bool,
-    /// Why it cannot seek, where it cannot: the driver refuses seek with it.
-    pub no_seek: Option<&'static str>,
     pub footprint: Footprint,
     /// One line: what it is.
     pub doc: &'static str,
@@ -185,7 +183,6 @@ const fn row(kind: LayoutKind, name: &'static str, label: &'static str) -> Layou
         tuned_seek: false,
         parallel: None,
         device: false,
-        no_seek: None,
         footprint: Footprint::Payload,
         doc: "",
     }
@@ -388,11 +385,7 @@ pub const TABLE: &[LayoutRow] = &[
     LayoutRow {
         key: "G",
         family: Family::Device,
-        seeks: false,
         device: true,
-        no_seek: Some(
-            "the gpu layout has no seek pass yet (its targets would need a handle table on the device, kept in step with its compaction); seek runs on every CPU layout",
-        ),
         footprint: Footprint::Device,
         doc: "eight GPU storage buffers, f32 only, simulated by compute passes",
         ..row(LayoutKind::Gpu, "gpu", "GPU storage buffers (compute)")
@@ -492,12 +485,6 @@ impl LayoutKind {
     /// Whether this layout is an ECS library's world ([`Family::is_ecs`]).
     pub fn is_ecs(self) -> bool {
         self.row().family.is_ecs()
-    }
-
-    /// Why this layout cannot run the seek system, if it cannot: the driver refuses seek (and a
-    /// switch into this layout while seek is on) with this reason instead of running it.
-    pub fn seek_unavailable(self) -> Option<&'static str> {
-        self.row().no_seek
     }
 
     /// Whether this is the layout that lives on the GPU.
@@ -622,11 +609,6 @@ mod tests {
                 layout.capabilities_mut().seeking.is_some(),
                 row.seeks,
                 "{kind}: seeking, mutably"
-            );
-            assert_eq!(
-                row.seeks,
-                row.no_seek.is_none(),
-                "{kind}: why it cannot seek"
             );
             if let Some(seeking) = layout.capabilities_mut().seeking {
                 let runs = seeking.set_seek_kernel(SeekKernel::Tuned);
