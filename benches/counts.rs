@@ -16,7 +16,8 @@ use std::sync::Mutex;
 
 use entity_layouts::counters::baseline::{Baseline, CHECK_COUNT, CHECK_GEOMETRY};
 use entity_layouts::counters::{FrameSpec, cachegrind};
-use entity_layouts::layout::LayoutKind;
+use entity_layouts::layout::{LayoutKind, SeekKernel};
+use entity_layouts::swarm::Order;
 
 const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/counts-baseline.json");
 const TOLERANCE_PCT: f64 = 2.0;
@@ -55,6 +56,18 @@ fn main() -> ExitCode {
             LayoutKind::CPU
                 .iter()
                 .map(|&kind| FrameSpec::seek(kind, CHECK_COUNT)),
+        )
+        // soa's seek in the other order and with the other kernel: what sorting and the tuned
+        // kernel save, in instructions and misses.
+        .chain(
+            [
+                (Order::Group, SeekKernel::Idiomatic),
+                (Order::Id, SeekKernel::Tuned),
+                (Order::Group, SeekKernel::Tuned),
+            ]
+            .map(|(order, kernel)| {
+                FrameSpec::seek_with(LayoutKind::Soa, CHECK_COUNT, order, kernel)
+            }),
         )
         .collect();
     let next = Mutex::new(specs.iter());

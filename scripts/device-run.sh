@@ -33,6 +33,9 @@ BIN=$bin OUT_DIR="$OUT/app" FRAMES=${FRAMES:-30} LAYOUTS=${LAYOUTS:-"soa aos ecs
 echo "== app, headless, gpu layout at 100M (goal: >= 60 fps at 1920x1080 with the compute renderer)"
 BIN=$bin OUT_DIR="$OUT/app-100m" FRAMES=${FRAMES:-30} COUNTS=100000000 LAYOUTS=gpu THREADS=all scripts/measure-app.sh
 
+echo "== app, headless, seek on: the gpu layout's seek pass against soa's"
+BIN=$bin OUT_DIR="$OUT/app-seek" FRAMES=${FRAMES:-30} COUNTS="1000000 10000000" LAYOUTS="soa gpu" THREADS=all RENDERERS=compute SEEK=1 scripts/measure-app.sh
+
 echo "== bench on $(nproc) cores"
 "$bin" bench ${BENCH_FLAGS:-} --only "${BENCH_ONLY:-render,threads,bandwidth,gather,ecs-vs-soa,switch}" --out "$OUT/bench" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench/results.md"

@@ -12,7 +12,7 @@
 # Environment: BIN (the release binary; built with cargo when absent), COUNTS, LAYOUTS, THREADS,
 # RENDERERS (compute quads: the summary's renderer column),
 # FRAMES (steady frames per setting), SIZE (render target, WxH), MODE (headless|window),
-# OUT_DIR (where the script and the full log go).
+# SEEK (1: seek on, move + regen + seek), OUT_DIR (where the script and the full log go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,6 +60,9 @@ script="$OUT_DIR/matrix.script"
 args=(--count 1000 --layout "$(echo "$LAYOUTS" | awk '{print $1}')" --size "$SIZE" --script "$script")
 if [ "$MODE" = headless ]; then
     args+=(--headless)
+fi
+if [ "${SEEK:-0}" = 1 ]; then
+    args+=(--seek)
 fi
 log="$OUT_DIR/app.log"
 echo "running $BIN ${args[*]}" >&2

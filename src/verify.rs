@@ -405,6 +405,8 @@ pub struct GpuComparison {
     pub max_ulps: u32,
     /// Entities with at least one field that is not bit-identical.
     pub differing: usize,
+    /// The order the gpu run's entities ended in (sorted by group where the run asked for it).
+    pub order: Order,
 }
 
 /// Units in the last place between two `f32`s (0: the same bits).
@@ -458,12 +460,19 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
             Ok(d)
         };
         let (mut gpu, mut reference) = (new(start)?, new(LayoutKind::Soa)?);
+        let sorted = seek && !round_trip;
         for frame in 0..config.frames {
             if round_trip && frame == 1 {
                 gpu.apply(&Action::Layout(LayoutKind::Gpu))?;
             }
             if round_trip && frame + 5 == config.frames {
                 gpu.apply(&Action::Layout(LayoutKind::Soa))?;
+            }
+            // With seek, the run on the GPU is sorted by group too, beside a sorted SoA: the
+            // sort is paced by entities, not time (`with_chunks`), so both land on one frame.
+            if sorted && frame == 1 {
+                gpu.apply(&Action::Order(Order::Group))?;
+                reference.apply(&Action::Order(Order::Group))?;
             }
             for d in [&mut gpu, &mut reference] {
                 if let Some(e) = d.frame_step().error {
@@ -496,7 +505,11 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
         } else {
             "gpu throughout"
         };
-        let seeking = if seek { ", seek" } else { "" };
+        let seeking = match (seek, sorted) {
+            (true, true) => ", seek, sorted by group",
+            (true, false) => ", seek",
+            _ => "",
+        };
         out.push(GpuComparison {
             name: format!("{path}, {how}{seeking}"),
             frames: config.frames,
@@ -504,6 +517,7 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
             same_entities: a.ids == b.ids,
             max_ulps,
             differing,
+            order: gpu.swarm().order(),
         });
     }
     Ok(out)

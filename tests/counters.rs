@@ -34,12 +34,10 @@ fn simulated(layout: LayoutKind, n: usize, frames: usize) -> PerEntity {
 
 fn simulated_on(layout: LayoutKind, n: usize, frames: usize, simd: SimdTier) -> PerEntity {
     let spec = FrameSpec {
-        layout,
-        n,
         warmup: 2,
         frames,
         simd,
-        seek_only: false,
+        ..FrameSpec::for_count(layout, n)
     };
     cachegrind::count(exe(), &spec, &cachegrind::PINNED)
         .unwrap()
@@ -116,12 +114,9 @@ fn a_failed_run_is_an_error_that_says_which() {
     }
     // A count the binary refuses: the child exits 2, and the error names the run.
     let spec = FrameSpec {
-        layout: LayoutKind::Soa,
-        n: 200_000_000,
         warmup: 0,
         frames: 1,
-        simd: SimdTier::Baseline,
-        seek_only: false,
+        ..FrameSpec::for_count(LayoutKind::Soa, 200_000_000)
     };
     let err = cachegrind::count(exe(), &spec, &cachegrind::PINNED).unwrap_err();
     assert!(err.contains("soa at 200000000 entities failed"), "{err}");

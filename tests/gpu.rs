@@ -152,8 +152,17 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
     let software = entity_layouts::gpu::context::shared()
         .unwrap()
         .is_software();
-    for run in entity_layouts::verify::compare_gpu(&config).unwrap() {
+    let runs = entity_layouts::verify::compare_gpu(&config).unwrap();
+    let sorted = runs.iter().filter(|r| r.name.contains("sorted")).count();
+    assert_eq!(sorted, 2, "a sorted run with and without churn");
+    for run in runs {
         assert!(run.same_entities, "{}", run.name);
+        let expected = if run.name.contains("sorted") {
+            entity_layouts::swarm::Order::Group
+        } else {
+            entity_layouts::swarm::Order::Id
+        };
+        assert_eq!(run.order, expected, "{}", run.name);
         assert_eq!(run.entities, 5_000);
         if software {
             assert_eq!(
@@ -163,4 +172,64 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
             );
         }
     }
+}
+
+/// The gpu layout sorts as the CPU layouts do (fresh buffers filled in the new order, read a
+/// batch at a time by a gather on the device): every entity, state and target is kept, at once
+/// and spread over steps with churn and seek between them, against SoA in id order.
+#[test]
+fn a_reorder_on_the_gpu_keeps_every_entity_state_and_target() {
+    use entity_layouts::swarm::{Order, Swarm};
+    use entity_layouts::threads::Threads;
+    use entity_layouts::workload::{Dt, SEED};
+    if !adapter_or_skip() {
+        return;
+    }
+    let mut gpu = Swarm::<f32>::with_count(LayoutKind::Gpu, SEED, 20_000).unwrap();
+    let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 20_000).unwrap();
+    let by_id = |swarm: &Swarm<f32>| {
+        let export = swarm.export();
+        let mut pairs: Vec<(u64, [u32; 8])> = export
+            .ids
+            .iter()
+            .zip(&export.states)
+            .map(|(&id, s)| (id, s.to_array().map(f32::to_bits)))
+            .collect();
+        pairs.sort_unstable_by_key(|p| p.0);
+        pairs
+    };
+    let frame = |s: &mut Swarm<f32>| {
+        s.step_seek(Dt::default(), Threads::One);
+        s.step(Dt::default(), Threads::One);
+    };
+    for order in [Order::Group, Order::Id, Order::Group] {
+        // At once.
+        gpu.reorder(order).unwrap();
+        assert_eq!(gpu.order(), order);
+        gpu.check_targets().unwrap();
+        for _ in 0..3 {
+            frame(&mut gpu);
+            frame(&mut reference);
+        }
+        assert_eq!(by_id(&gpu), by_id(&reference), "at once, {order}");
+    }
+    // Spread over steps, with churn and seek between them: the churn removes the same ids from
+    // both when both are in the same logical order, so the reference is sorted alongside.
+    reference.reorder(Order::Group).unwrap();
+    gpu.begin_reorder(Order::Id).unwrap();
+    reference.begin_reorder(Order::Id).unwrap();
+    let mut steps = 0;
+    while gpu.switch_progress().is_some() {
+        gpu.switch_step(1_500);
+        reference.switch_step(1_500);
+        for s in [&mut gpu, &mut reference] {
+            s.churn(40).unwrap();
+            frame(s);
+        }
+        gpu.check_targets().unwrap();
+        steps += 1;
+    }
+    assert!(steps > 5, "spread over {steps} steps");
+    assert_eq!(gpu.order(), Order::Id);
+    assert_eq!(by_id(&gpu), by_id(&reference), "spread with churn");
 }

@@ -57,9 +57,6 @@ pub enum SimError {
         limit: String,
     },
 
-    #[error("the {layout} layout cannot be reordered: {reason}; nothing was changed")]
-    CannotReorder { layout: String, reason: String },
-
     #[error("{requested} entities in the {layout} layout: {reason}; nothing was changed")]
     DeviceOutOfMemory {
         requested: usize,

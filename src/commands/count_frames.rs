@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::{failure, usage_error};
 use crate::counters::{FrameSpec, run_frames};
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::SimdTier;
+use crate::swarm::Order;
 use crate::values::{BenchCount, LayoutName};
 
 #[derive(Args)]
@@ -26,6 +27,12 @@ pub struct CountFramesArgs {
     /// Step the seek system alone instead of move + regen.
     #[arg(long)]
     seek: bool,
+    /// The storage order, arranged before the first frame: id or group.
+    #[arg(long, default_value = "id")]
+    order: Order,
+    /// The seek kernel: idiomatic or tuned.
+    #[arg(long, default_value = "idiomatic")]
+    seek_kernel: SeekKernel,
 }
 
 pub fn run(args: CountFramesArgs) -> ExitCode {
@@ -36,6 +43,8 @@ pub fn run(args: CountFramesArgs) -> ExitCode {
         frames: args.frames,
         simd: args.simd,
         seek_only: args.seek,
+        order: args.order,
+        seek_kernel: args.seek_kernel,
     };
     // The frames run on a thread of their own, so that glibc serves their allocations from an
     // arena of that thread's: an mmap'd heap aligned to 64 MiB, where the main thread's heap

@@ -101,6 +101,12 @@ pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simula
         if spec.seek_only {
             args.push("--seek".into());
         }
+        args.extend([
+            "--order".into(),
+            spec.order.name().into(),
+            "--seek-kernel".into(),
+            spec.seek_kernel.name().into(),
+        ]);
         args
     };
     let what = format!("{} at {} entities", spec.row(), spec.n);

@@ -20,9 +20,9 @@ pub mod cachegrind;
 pub mod pmu;
 
 use crate::error::SimError;
-use crate::layout::LayoutKind;
+use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::SimdTier;
-use crate::swarm::Swarm;
+use crate::swarm::{Order, Swarm};
 use crate::threads::Threads;
 use crate::workload::Dt;
 
@@ -41,6 +41,11 @@ pub struct FrameSpec {
     pub simd: SimdTier,
     /// Count the seek system alone instead of move + regen.
     pub seek_only: bool,
+    /// The storage order, arranged before the warm-up (what the counts of seek in both orders
+    /// compare).
+    pub order: Order,
+    /// The seek kernel.
+    pub seek_kernel: SeekKernel,
 }
 
 impl FrameSpec {
@@ -59,6 +64,17 @@ impl FrameSpec {
             frames,
             simd: SimdTier::Baseline,
             seek_only: false,
+            order: Order::Id,
+            seek_kernel: SeekKernel::Idiomatic,
+        }
+    }
+
+    /// [`Self::seek`] in `order`, with `kernel`.
+    pub fn seek_with(layout: LayoutKind, n: usize, order: Order, kernel: SeekKernel) -> Self {
+        Self {
+            order,
+            seek_kernel: kernel,
+            ..Self::seek(layout, n)
         }
     }
 
@@ -73,11 +89,17 @@ impl FrameSpec {
     /// The name the counts baseline keys this spec's row by: the layout, and ` seek` for the
     /// seek system alone.
     pub fn row(&self) -> String {
+        let mut row = self.layout.name().to_string();
         if self.seek_only {
-            format!("{} seek", self.layout)
-        } else {
-            self.layout.name().to_string()
+            row.push_str(" seek");
         }
+        if self.seek_kernel == SeekKernel::Tuned {
+            row.push_str(" tuned");
+        }
+        if self.order != Order::Id {
+            row.push_str(&format!(" by {}", self.order));
+        }
+        row
     }
 
     /// Entity-frames the counts are divided by.
@@ -96,6 +118,12 @@ pub fn run_frames<T>(
 ) -> Result<(T, u64), SimError> {
     let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
     swarm.set_simd(spec.simd);
+    swarm.set_seek_kernel(spec.seek_kernel);
+    // Only when asked: arranging the ids allocates, and the heap's offsets decide conflict
+    // misses in the pinned cache (chunks' blocks), so the other rows must not see it.
+    if spec.order != Order::Id {
+        swarm.reorder(spec.order)?;
+    }
     let dt = Dt::default();
     let step = |swarm: &mut Swarm<f32>| {
         if spec.seek_only {
@@ -266,6 +294,24 @@ mod tests {
         assert!(!partial.fields().iter().any(|f| f.0 == "l1d_misses"));
     }
 
+    /// The seek rows in the other order and kernel count the same frames: sorted and tuned,
+    /// the population ends as it does in id order with the idiomatic kernel.
+    #[test]
+    fn seek_counted_sorted_and_tuned_computes_the_same_population() {
+        let plain = FrameSpec::seek(LayoutKind::Soa, 3000);
+        let sorted = FrameSpec::seek_with(LayoutKind::Soa, 3000, Order::Group, SeekKernel::Tuned);
+        assert_eq!(
+            (plain.row(), sorted.row()),
+            (
+                "soa seek".to_string(),
+                "soa seek tuned by group".to_string()
+            )
+        );
+        let ((), a) = run_frames(&plain, |frames| frames()).unwrap();
+        let ((), b) = run_frames(&sorted, |frames| frames()).unwrap();
+        assert_eq!(a, b);
+    }
+
     #[test]
     fn the_counted_frames_run_after_the_warm_up() {
         let spec = FrameSpec {
@@ -275,6 +321,8 @@ mod tests {
             frames: 3,
             simd: SimdTier::Baseline,
             seek_only: false,
+            order: Order::Id,
+            seek_kernel: SeekKernel::Idiomatic,
         };
         let ((), counted) = run_frames(&spec, |frames| frames()).unwrap();
         let ((), skipped) = run_frames(&spec, |_| ()).unwrap();

@@ -169,13 +169,6 @@ impl<S: AllLayouts> Driver<S> {
     /// start-up fill or a pending switch ends. Refused for a layout that cannot be read out in
     /// a new order (the gpu one), with nothing changed.
     fn set_order(&mut self, order: Order) -> Result<Outcome, SimError> {
-        let kind = self.requested_layout();
-        if kind.is_gpu() {
-            return Err(SimError::CannotReorder {
-                layout: kind.name().into(),
-                reason: "its entities live on the GPU, where the app does not sort".into(),
-            });
-        }
         let plain_switch = self
             .swarm
             .switch_progress()

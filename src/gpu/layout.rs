@@ -266,6 +266,70 @@ impl GpuLayout {
         read.states
     }
 
+    /// The states of the entities at logical indices `at`, in that order, wherever they sit,
+    /// in one round trip: each field's rows gathered on the device into a column of their own
+    /// (the flush's gather pass, with `at` as its sources), then read back together. What a
+    /// reorder reads a batch at a time: entities in the new order lie all over the buffers.
+    fn read_rows(&self, at: &[usize]) -> Vec<EntityState<f32>> {
+        if at.is_empty() {
+            return Vec::new();
+        }
+        self.flush(&mut self.shared());
+        let device = &self.ctx.device;
+        let n = at.len();
+        let buffer = |label: &str, bytes: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: usage | wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        // Flushed: each entity sits in the slot of its logical index.
+        let sources: Vec<[u32; 2]> = at
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| [k as u32, i as u32])
+            .collect();
+        let list = buffer("rows", n as u64 * 8, wgpu::BufferUsages::COPY_DST);
+        self.ctx
+            .queue
+            .write_buffer(&list, 0, bytemuck::cast_slice(&sources));
+        let args = args_buffer(device, "rows");
+        let (dispatch, [gx, gy]) = DispatchArgs::new(n, 0.0);
+        self.ctx
+            .queue
+            .write_buffer(&args, 0, bytemuck::bytes_of(&dispatch));
+        let rows: Vec<wgpu::Buffer> = (0..FIELDS)
+            .map(|_| buffer("row column", n as u64 * F32, wgpu::BufferUsages::COPY_SRC))
+            .collect();
+        let mut encoder = self.encoder("read rows");
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("read rows"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.ctx.kernels.gather_pipeline);
+            for (field, column) in self.columns.fields.iter().zip(&rows) {
+                let group = bind_group(
+                    device,
+                    &self.ctx.kernels.move_list_layout,
+                    &[(20, &args), (21, field), (22, &list), (23, column)],
+                );
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        }
+        self.ctx.queue.submit([encoder.finish()]);
+        let mut read = Read {
+            slots: 0..n,
+            staging: Some(stage(&self.ctx, rows.iter(), 0..n)),
+            states: Vec::new(),
+        };
+        read.finish(&self.ctx);
+        read.states
+    }
+
     /// Copies slots `slots` of every field into a staging buffer and asks for it to be mapped;
     /// waits for nothing.
     fn start_read(&self, slots: Range<usize>) -> Read {
@@ -563,6 +627,14 @@ impl Layout<f32> for GpuLayout {
                 visit(self.ids[i + k], state);
             }
             i = end;
+        }
+    }
+
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<f32>)) {
+        for part in at.chunks(READ_CHUNK) {
+            for (&i, state) in part.iter().zip(self.read_rows(part)) {
+                visit(self.ids[i], &state);
+            }
         }
     }
 

@@ -15,17 +15,8 @@ impl<S: AllLayouts> Swarm<S> {
     /// Starts rebuilding the population in `order`, in a fresh layout of the same kind, to be
     /// carried out by [`Self::switch_step`] a chunk at a time, like a switch. It replaces a
     /// pending switch or a reorder into another order; a reorder into the same order goes on.
-    /// A population already in `order` is left as it is. On error (memory, or a layout that
-    /// cannot be read out by index cheaply: the gpu one) nothing changes.
+    /// A population already in `order` is left as it is. On error (memory) nothing changes.
     pub fn begin_reorder(&mut self, order: Order) -> Result<(), SimError> {
-        if self.layout.on_device().is_some() {
-            return Err(SimError::CannotReorder {
-                layout: self.kind().name().into(),
-                reason: "its entities live on the GPU and are read back in whole chunks, not \
-                         one by one in a new order (switch to a CPU layout to sort)"
-                    .into(),
-            });
-        }
         let pending = self.switch.as_ref().and_then(|s| s.reorder.as_ref());
         if pending.is_some_and(|r| r.order == order) {
             return Ok(());

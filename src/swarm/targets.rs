@@ -80,7 +80,7 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// The seek system, before move: every seeker reads its target's position and steers. In a
     /// pending switch, the seekers copied before their target take the old layout's result. A
-    /// layout that cannot seek is left as it is (the driver refuses seek with it, and says why).
+    /// layout without the seeking capability would be left as it is (every layout has it).
     pub fn step_seek(&mut self, dt: Dt, threads: Threads) {
         if let Some(seeking) = self.layout.seeking_mut() {
             seeking.step_seek(dt.as_scalar(), threads);
