@@ -11,7 +11,7 @@ use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::swarm::Order;
 use crate::threads::Threads;
-use crate::values::WindowSize;
+use crate::values::{ResortAbove, WindowSize};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -35,6 +35,10 @@ pub enum Action {
     /// Rebuild the storage in this order (over the next frames, like a switch): seekers beside
     /// their targets (`order group`), or back by id (`order id`).
     Order(Order),
+    /// Sort a population that was sorted by group again whenever churn has spread more than
+    /// this share of its targets outside their group's stretch (`resort 50`), or never
+    /// (`resort off`, the default).
+    Resort(Option<ResortAbove>),
     Pause(bool),
     /// Let this many frames pass before the next action (scripts).
     Wait(u64),
@@ -73,6 +77,7 @@ impl Action {
                 | Action::Seek(_)
                 | Action::SeekKernel(_)
                 | Action::Order(_)
+                | Action::Resort(_)
                 | Action::Pause(_)
         )
     }
@@ -147,6 +152,8 @@ impl fmt::Display for Action {
             Action::Seek(false) => f.write_str("seek off"),
             Action::SeekKernel(kernel) => write!(f, "seek {kernel}"),
             Action::Order(order) => write!(f, "order {order}"),
+            Action::Resort(None) => f.write_str("resort off"),
+            Action::Resort(Some(above)) => write!(f, "resort {}", above.percent()),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),
             Action::Wait(frames) => write!(f, "wait {frames}"),

@@ -27,6 +27,7 @@ use crate::simd::{SimdChoice, SimdTier};
 use crate::swarm::{MAX_ENTITIES, Order, Swarm};
 use crate::threads::Threads;
 use crate::until_over::Searches;
+use crate::values::ResortAbove;
 use crate::workload::{Dt, SpawnPattern, Systems};
 
 /// The app's entity slider tops out here for the CPU layouts; the driver refuses more with an
@@ -91,6 +92,11 @@ pub struct Driver<S: AllLayouts = f32> {
     /// A reorder asked for while other work was under way (a switch, the start-up fill): it
     /// starts when that ends.
     queued_order: Option<Order>,
+    /// Sort again by group when the targets have strayed past this
+    /// ([`crate::action::Action::Resort`]).
+    resort: Option<ResortAbove>,
+    /// Frames until the next look at how far the targets strayed.
+    resort_countdown: u32,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -122,6 +128,8 @@ impl<S: AllLayouts> Driver<S> {
             switch_paced: None,
             ceiling: None,
             queued_order: None,
+            resort: None,
+            resort_countdown: 0,
             searches: Searches::default(),
         })
     }
@@ -190,6 +198,11 @@ impl<S: AllLayouts> Driver<S> {
 
     /// The order asked for: a pending or queued reorder's, else the one the population was last
     /// arranged in.
+    /// When a population sorted by group is sorted again, if ever.
+    pub fn resort(&self) -> Option<ResortAbove> {
+        self.resort
+    }
+
     pub fn requested_order(&self) -> Order {
         self.queued_order
             .or_else(|| self.swarm.switch_progress().and_then(|p| p.order))

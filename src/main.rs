@@ -23,7 +23,8 @@ use entity_layouts::renderer::Renderer;
 use entity_layouts::swarm::Order;
 use entity_layouts::threads::Threads;
 use entity_layouts::values::{
-    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, SwitchChunk, UiScale, WindowSize,
+    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ResortAbove, SwitchChunk, UiScale,
+    WindowSize,
 };
 use entity_layouts::workload::SpawnPattern;
 
@@ -104,6 +105,10 @@ struct AppArgs {
     /// rebuild it live.
     #[arg(long, default_value = "id")]
     order: Order,
+    /// Sort by group again whenever churn has spread more than PCT% of the targets outside
+    /// their group's stretch (1 to 99; off by default). The panel's re-sort box sets it live.
+    #[arg(long, value_name = "PCT")]
+    resort_above: Option<ResortAbove>,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]
     vsync: bool,
@@ -203,6 +208,7 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         seek: args.seek,
         seek_kernel: args.seek_kernel,
         order: args.order,
+        resort: args.resort_above,
         vsync: args.vsync,
         headless: args.headless,
         frames: args.frames.map(|f| f.0),

@@ -10,6 +10,7 @@
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
 //! seek tuned          # seek through handles resolved once, prefetched ahead; `seek idiomatic`
 //! order group         # rebuild the storage with each seeker beside its target; `order id`
+//! resort 50           # sort by group again once churn strays 50% of the targets; `resort off`
 //! wait 120            # frames
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
@@ -41,7 +42,7 @@ use crate::renderer::Renderer;
 use crate::simd::SimdChoice;
 use crate::swarm::Order;
 use crate::threads::Threads;
-use crate::values::{Churn, EntityCount, Frames, LineMs, ValueError, WindowSize};
+use crate::values::{Churn, EntityCount, Frames, LineMs, ResortAbove, ValueError, WindowSize};
 
 /// A parse error that names the line, what was written there and what is accepted.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +83,7 @@ const fn verb(name: &'static str, usage: &'static str, example: &'static str) ->
 }
 
 /// Every verb of the script language, in the order docs/app.md gives them.
-pub const GRAMMAR: [Verb; 19] = [
+pub const GRAMMAR: [Verb; 20] = [
     verb("layout", "layout NAME (any --layout name)", "layout soa"),
     verb(
         "count",
@@ -105,6 +106,11 @@ pub const GRAMMAR: [Verb; 19] = [
         "order",
         "order group|id (rebuild the storage, seekers beside their targets, or by id)",
         "order group",
+    ),
+    verb(
+        "resort",
+        "resort PCT|off (sort by group again when churn has spread more than PCT% of the targets, 1 to 99)",
+        "resort 50",
     ),
     verb("renderer", "renderer compute|quads", "renderer quads"),
     verb("memory", "memory show|hide", "memory show"),
@@ -227,6 +233,10 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 _ => return Err(fail("seek takes on, off, idiomatic or tuned".into())),
             },
             "order" => Action::Order(need("id or group")?.parse::<Order>().map_err(&fail)?),
+            "resort" => match need("off or a percent")? {
+                "off" => Action::Resort(None),
+                above => Action::Resort(Some(above.parse::<ResortAbove>().map_err(value)?)),
+            },
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
                 "hide" => Action::ShowPanel(false),
@@ -469,7 +479,7 @@ mod tests {
         assert!(err.problem.ends_with(&verbs()), "{err}");
         let every_action = parse(
             "layout aos\ncount 5\ncount until-over 3\nthreads 1\nsimd baseline\nchurn 1\nseek off\n\
-             seek tuned\norder id\n\
+             seek tuned\norder id\nresort off\nresort 30\n\
              renderer compute\nmemory hide\npanel show\nexport\nrecord\nrecord stop\npause\nresume\n\
              size 800x600\nsay\nwait 1\nscreenshot a.png\nexit",
         )
@@ -553,6 +563,9 @@ mod tests {
             ("memory on", 1, "memory takes show or hide"),
             ("seek yes", 1, "seek takes on, off, idiomatic or tuned"),
             ("seek", 1, "'seek' needs on, off, idiomatic or tuned"),
+            ("resort 0", 1, "1 to 99 (a percent of the targets"),
+            ("resort 100%", 1, "re-sort threshold '100%' is not accepted"),
+            ("resort", 1, "'resort' needs off or a percent"),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),

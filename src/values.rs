@@ -124,6 +124,63 @@ impl FromStr for Churn {
     }
 }
 
+/// When a population sorted by group is sorted again: once more than this percent of the seekers
+/// with a live target sit outside their group's stretch (churn appends spawns and swaps
+/// removals, and spreads a sorted population out): 1 to 99.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResortAbove(u8);
+
+impl ResortAbove {
+    /// The panel's starting point: half the targets strayed.
+    pub const DEFAULT: ResortAbove = ResortAbove(50);
+    pub const MIN: u8 = 1;
+    pub const MAX: u8 = 99;
+
+    /// `percent` within [`Self::MIN`]..=[`Self::MAX`], or `None`.
+    pub fn new(percent: u8) -> Option<Self> {
+        (Self::MIN..=Self::MAX)
+            .contains(&percent)
+            .then_some(Self(percent))
+    }
+
+    pub fn percent(self) -> u8 {
+        self.0
+    }
+
+    /// The threshold as a share of the seekers, as [`crate::swarm::TargetSpread::far`] is.
+    pub fn share(self) -> f64 {
+        f64::from(self.0) / 100.0
+    }
+}
+
+impl FromStr for ResortAbove {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let number = text.trim().trim_end_matches('%');
+        whole_number_in(
+            "re-sort threshold",
+            number,
+            u64::from(Self::MIN),
+            u64::from(Self::MAX),
+        )
+        .map(|n| Self(n as u8))
+        .map_err(|e| ValueError {
+            text: text.trim().to_string(),
+            accepted: format!(
+                "{} (a percent of the targets outside their group's stretch)",
+                e.accepted
+            ),
+            ..e
+        })
+    }
+}
+
+impl fmt::Display for ResortAbove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.0)
+    }
+}
+
 /// The most frames a script's `wait` or `--frames` accepts: over four hours at 60 fps.
 pub const MAX_FRAMES: u64 = 1_000_000;
 

@@ -172,6 +172,7 @@ fn bad_seek_grow_and_switch_settings_exit_2_naming_what_is_accepted() {
     for (flag, value, accepted) in [
         ("--seek-kernel", "fast", "idiomatic or tuned"),
         ("--order", "random", "accepted: id, group"),
+        ("--resort-above", "100", "1 to 99"),
     ] {
         let out = cli(&[flag, value, "--headless"]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -18,7 +18,6 @@ use entity_layouts::layout::DeviceTime;
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::swarm::{Order, TargetSpread};
 use entity_layouts::until_over::UntilOverResult;
-use entity_layouts::workload::GROUPS;
 
 use super::render::{DRAW_GPU, Drawing, GatheredPoints};
 use super::stats::{FrameSplit, FrameStats, Setting};
@@ -471,7 +470,7 @@ impl Sim {
 /// the sort churn has undone, at any count. In id order a group's members are spread over the
 /// whole storage, and nearly every target is far.
 pub fn far_slots(len: usize) -> usize {
-    (len / GROUPS as usize).max(1)
+    entity_layouts::swarm::group_stretch(len)
 }
 /// How many seekers the panel's spread samples, and how often.
 const SPREAD_SAMPLES: usize = 1 << 16;
@@ -541,6 +540,16 @@ fn simulate(mut sim: ResMut<Sim>) {
         };
         sim.report(Ok(text));
         sim.last_search = Some(found);
+    }
+    if let Some(far) = report.resorted {
+        let threshold = sim.driver.resort().map_or(0, |r| r.percent());
+        sim.order_clock = Some((Order::Group, WorkClock::start()));
+        let text = format!(
+            "re-sorting by group: {:.0}% of the targets outside their group's stretch, past the {threshold}% threshold ({} entities to rebuild)",
+            100.0 * far,
+            sim.driver.swarm().len()
+        );
+        sim.report(Ok(text));
     }
     sim.follow_switch(report.copied);
     sim.follow_order(report.copied);

@@ -11,7 +11,14 @@ use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::DeviceTime;
 use crate::pace::Pace;
+use crate::swarm::{Order, group_stretch};
 use crate::until_over::{Step, UntilOverResult};
+
+/// How often a re-sort threshold is checked: every 30 frames (half a second at 60 Hz, as the
+/// panel's own reading), because a look samples tens of thousands of seekers.
+const RESORT_CHECK_FRAMES: u32 = 30;
+/// Seekers a look samples: the share is known to within a fraction of a percent.
+const RESORT_SAMPLES: usize = 1 << 16;
 
 /// What one frame did and how long each part took.
 #[derive(Debug, Default)]
@@ -34,6 +41,9 @@ pub struct FrameReport {
     /// A grow or churn this frame refused (memory): growing stops at the count reached, churn is
     /// turned off, and the rest of the frame runs as usual.
     pub error: Option<SimError>,
+    /// A sort by group started again this frame ([`Driver::resort`]): the share of targets
+    /// outside their group's stretch that crossed the threshold.
+    pub resorted: Option<f64>,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -215,6 +225,12 @@ impl<S: AllLayouts> Driver<S> {
         {
             report.error = Some(e);
         }
+        if let Some(far) = self.resort_due() {
+            match self.start_order(Order::Group) {
+                Ok(_) => report.resorted = Some(far),
+                Err(e) => report.error = Some(e),
+            }
+        }
         report.copied = self.switch_step(frame_start);
         report.switch = t.elapsed();
         self.clock.copied(report.grow + report.switch);
@@ -224,6 +240,31 @@ impl<S: AllLayouts> Driver<S> {
         report.device = self.swarm.device_time();
         self.until_over_step(&report);
         report
+    }
+
+    /// How far the targets of a population sorted by group have strayed, looked at every
+    /// [`RESORT_CHECK_FRAMES`] frames while a re-sort threshold is set and nothing else is under
+    /// way; the share, when it is past the threshold.
+    fn resort_due(&mut self) -> Option<f64> {
+        let threshold = self.resort?;
+        let settled = !self.loading()
+            && self.swarm.switch_progress().is_none()
+            && self.queued_order.is_none()
+            && self.swarm.order() == Order::Group;
+        if !settled {
+            return None;
+        }
+        if self.resort_countdown > 0 {
+            self.resort_countdown -= 1;
+            return None;
+        }
+        self.resort_countdown = RESORT_CHECK_FRAMES;
+        let stretch = group_stretch(self.swarm.len());
+        let far = self
+            .swarm
+            .target_spread_sampled(stretch, RESORT_SAMPLES)
+            .far;
+        (far > threshold.share()).then_some(far)
     }
 
     /// Whether a `count until-over` search is under way, or its population still growing back

@@ -61,6 +61,12 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::Order(order) => self.set_order(order),
+            Action::Resort(threshold) => {
+                let different = threshold != self.resort;
+                self.resort = threshold;
+                self.resort_countdown = 0;
+                Ok(changed(different))
+            }
             Action::Threads(threads) => {
                 let different = threads != self.threads;
                 self.threads = threads;

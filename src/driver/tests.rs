@@ -439,3 +439,45 @@ fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
     );
     assert_eq!(d.swarm().check_targets(), Ok(()));
 }
+
+/// The re-sort threshold: off, churn spreads a sorted population out and nothing happens; on,
+/// the driver sorts by group again within a check's interval of the spread passing it, and the
+/// sort brings the spread back down. Every entity and target is kept.
+#[test]
+fn a_resort_threshold_sorts_again_once_churn_has_spread_the_targets() {
+    use crate::swarm::group_stretch;
+    use crate::values::ResortAbove;
+    let n = 20_000;
+    let mut d = driver(LayoutKind::Soa, 6).with_chunks(usize::MAX, 5_000);
+    d.apply(&Action::Count(n)).unwrap();
+    d.apply(&Action::Order(Order::Group)).unwrap();
+    d.begin_loading();
+    d.load_all().unwrap();
+    assert_eq!(d.swarm().order(), Order::Group);
+    let spread = |d: &Driver| d.swarm().target_spread(group_stretch(d.swarm().len())).far;
+    d.apply(&Action::Churn(1_000)).unwrap();
+    for _ in 0..80 {
+        assert_eq!(d.frame_step().resorted, None, "off by default");
+    }
+    let strayed = spread(&d);
+    assert!(strayed > 0.3, "churn spread the targets: {strayed}");
+    let threshold = ResortAbove::new(25).unwrap();
+    assert_eq!(
+        d.apply(&Action::Resort(Some(threshold))),
+        Ok(Outcome::Changed)
+    );
+    let far = (0..40)
+        .find_map(|_| d.frame_step().resorted)
+        .expect("a re-sort within 40 frames");
+    assert!(far > threshold.share(), "{far}");
+    d.apply(&Action::Churn(0)).unwrap();
+    while d.swarm().switch_progress().is_some() {
+        d.frame_step();
+    }
+    assert_eq!(d.swarm().order(), Order::Group);
+    assert!(spread(&d) < 0.01, "sorted again: {}", spread(&d));
+    d.swarm().check_targets().unwrap();
+    assert_eq!(d.swarm().len(), n);
+    assert_eq!(d.apply(&Action::Resort(None)), Ok(Outcome::Changed));
+    assert_eq!(d.resort(), None);
+}

@@ -26,7 +26,7 @@ mod targets;
 
 use std::thread::JoinHandle;
 
-pub use order::{Order, TargetSpread};
+pub use order::{Order, TargetSpread, group_stretch};
 pub use population::{MAX_CHURN, MAX_ENTITIES};
 pub use switch::SwitchProgress;
 

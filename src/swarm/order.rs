@@ -90,6 +90,12 @@ impl FromStr for Order {
     }
 }
 
+/// How far from its target a seeker may sit and still count as beside it: one group's stretch
+/// of a population of `len` sorted by group (`len` over the [`GROUPS`] groups).
+pub fn group_stretch(len: usize) -> usize {
+    (len / GROUPS as usize).max(1)
+}
+
 impl<S: AllLayouts> Swarm<S> {
     /// Rebuilds the population in `order`, at once, in a fresh layout of the same kind. A
     /// pending switch is dropped first. On error (no memory for the copy) nothing changes.
