@@ -21,7 +21,10 @@
 //! ([`ShipyardTarget`]), read through the positions' sparse set (`Get` on a `View`, which checks
 //! the entity's generation). The idiomatic system iterates `(&positions, &mut velocities,
 //! &targets)`; the tuned one walks the velocities' packed array alone beside the other two's
-//! packed values, as its move does.
+//! packed values, as its move does. Its tuned seek kernel ([`SeekKernel::Tuned`]) resolves every
+//! target to its slot in the positions' packed array once (`SparseSet::index_of`), and gathers
+//! from that array with a prefetch ahead; on all cores it runs the idiomatic `par_iter`, as its
+//! move does (shipyard lends no packed array mutably, so the walk cannot be split).
 
 use std::ops::Range;
 
@@ -33,6 +36,7 @@ use crate::layout::components::{
 use crate::layout::ecs::{Columns, push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::seeking::{NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, prefetch};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -96,6 +100,9 @@ type AllViews<'v, S> = (
 
 pub struct ShipyardLayout<S: Scalar> {
     tuned: bool,
+    /// The seek kernel asked for (the tuned layout's), and its targets resolved to slots.
+    kernel: SeekKernel,
+    resolved: ResolvedTargets,
     world: World,
     entities: Listed<EntityId>,
     tier: SimdTier,
@@ -106,6 +113,8 @@ impl<S: Scalar> ShipyardLayout<S> {
     pub fn new(tuned: bool) -> Self {
         Self {
             tuned,
+            kernel: SeekKernel::Idiomatic,
+            resolved: ResolvedTargets::default(),
             world: World::new(),
             entities: Listed::default(),
             tier: SimdTier::Baseline,
@@ -116,6 +125,7 @@ impl<S: Scalar> ShipyardLayout<S> {
     /// Adds a batch (`bulk_add_entity`), each entity born with its target where that target is
     /// already added; targets among the batch itself are set once it is.
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
+        self.resolved.invalidate();
         let first = self.entities.len();
         let entities = self.entities.as_slice();
         let born_with = |k: usize| {
@@ -290,11 +300,13 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
     }
 
     fn swap_remove(&mut self, index: usize) {
+        self.resolved.invalidate();
         let entity = self.entities.swap_remove(index);
         self.world.delete_entity(entity);
     }
 
     fn truncate(&mut self, len: usize) -> Released {
+        self.resolved.invalidate();
         let world = &mut self.world;
         for entity in self.entities.drain_from(len) {
             world.delete_entity(entity);
@@ -393,7 +405,9 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         let len = self.len() as u64;
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+            allocated_bytes: len * bytes_per_entity::<S>() as u64
+                + self.entities.allocated_bytes()
+                + self.resolved.allocated_bytes(),
             modelled: true,
         }
     }
@@ -410,6 +424,10 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
 impl<S: Scalar> Seeking<S> for ShipyardLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let packed = self.tuned && threads == Threads::One;
+        if packed && self.kernel == SeekKernel::Tuned {
+            self.seek_resolved(dt);
+            return;
+        }
         self.world.run(
             |positions: View<Pos<S>>,
              mut velocities: ViewMut<Vel<S>>,
@@ -445,6 +463,7 @@ impl<S: Scalar> Seeking<S> for ShipyardLayout<S> {
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.resolved.invalidate();
         let entities = self.entities.as_slice();
         self.world.run(|mut held: ViewMut<ShipyardTarget>| {
             for (&seeker, target) in entities[first..].iter().zip(targets) {
@@ -471,6 +490,51 @@ impl<S: Scalar> Seeking<S> for ShipyardLayout<S> {
                 (v.x, v.y) = (vx, vy);
             }
         });
+    }
+
+    fn set_seek_kernel(&mut self, kernel: SeekKernel) -> SeekKernel {
+        self.kernel = if self.tuned {
+            kernel
+        } else {
+            SeekKernel::Idiomatic
+        };
+        if self.kernel == SeekKernel::Idiomatic {
+            self.resolved.release();
+        }
+        self.kernel
+    }
+}
+
+impl<S: Scalar> ShipyardLayout<S> {
+    /// The tuned seek kernel on one thread: each target resolved to its slot in the positions'
+    /// packed array once (`index_of`, which checks the generation: a removed target resolves
+    /// to none), then the velocities walked in their packed order (the positions' order too:
+    /// see the module doc) with the targets' positions prefetched ahead.
+    fn seek_resolved(&mut self, dt: S) {
+        let resolved = &mut self.resolved;
+        self.world.run(
+            |positions: View<Pos<S>>,
+             mut velocities: ViewMut<Vel<S>>,
+             targets: View<ShipyardTarget>| {
+                let held = targets.as_slice();
+                let resolved = resolved.get(Threads::One, held.len(), |i| {
+                    held[i].0.and_then(|e| positions.index_of(e))
+                });
+                let own = positions.as_slice();
+                for (k, v) in (&mut velocities).iter().enumerate() {
+                    if let Some(&ahead) = resolved.get(k + PREFETCH_AHEAD)
+                        && ahead != NO_TARGET
+                    {
+                        prefetch(&own[ahead as usize]);
+                    }
+                    let t = resolved[k];
+                    if t != NO_TARGET {
+                        let (p, target) = (&own[k], &own[t as usize]);
+                        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, target.x, target.y, dt);
+                    }
+                }
+            },
+        );
     }
 }
 

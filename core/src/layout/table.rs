@@ -299,6 +299,7 @@ pub const TABLE: &[LayoutRow] = &[
         key: "Shift+6",
         family: Family::Shipyard,
         simd_kernels: true,
+        tuned_seek: true,
         parallel: Some(
             "shipyard's par_iter, the idiomatic path: the packed walk has no parallel form",
         ),
