@@ -429,40 +429,37 @@ fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
         sim.driver.swarm().kind().name(),
         sim.driver.swarm().kind().row().family.how_it_sorts()
     ));
-    if let Some((spread, slots, _)) = sim.spread {
-        ui.label(format!(
-            "targets outside their group's stretch: {:.0}%",
-            100.0 * spread.far
-        ))
-        .on_hover_text(format!(
-            "of the seekers whose target is alive, the share stored more than {slots} slots (the population over its 65 seek groups) from it, sampled twice a second: near 100% in id order, 0% just sorted by group; churn appends spawns and swaps removals, and spreads them out again"
-        ));
-    }
-    resort_controls(ui, sim, want);
+    // One row: how far the targets strayed, and the re-sort that acts on it.
+    ui.horizontal(|ui| {
+        if let Some((spread, slots, _)) = sim.spread {
+            ui.label(format!("strayed: {:.0}%", 100.0 * spread.far))
+                .on_hover_text(format!(
+                    "targets outside their group's stretch: of the seekers whose target is alive, the share stored more than {slots} slots (the population over its 65 seek groups) from it, sampled twice a second: near 100% in id order, 0% just sorted by group; churn appends spawns and swaps removals, and spreads them out again"
+                ));
+        }
+        resort_controls(ui, sim, want);
+    });
 }
 
 /// The optional re-sort: off by default; on, a population sorted by group is sorted again
 /// once more than the threshold's share of its targets has strayed.
 fn resort_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     let current = sim.driver.resort();
-    ui.horizontal(|ui| {
-        let mut on = current.is_some();
-        let mut percent = current.unwrap_or(ResortAbove::DEFAULT).percent();
-        ui.checkbox(&mut on, "re-sort past").on_hover_text(
-            "sort by group again, over a share of each frame, whenever churn has spread more than this share of the targets outside their group's stretch (checked every 30 frames while sorted by group; off by default)",
-        );
-        ui.add_enabled(
-            on,
-            egui::DragValue::new(&mut percent)
-                .range(ResortAbove::MIN..=ResortAbove::MAX)
-                .suffix("%"),
-        );
-        ui.label("outside their stretch");
-        let wanted = if on { ResortAbove::new(percent) } else { None };
-        if wanted != current {
-            want.push(Action::Resort(wanted));
-        }
-    });
+    let mut on = current.is_some();
+    let mut percent = current.unwrap_or(ResortAbove::DEFAULT).percent();
+    ui.checkbox(&mut on, "re-sort past").on_hover_text(
+        "sort by group again, over a share of each frame, whenever churn has spread more than this share of the targets outside their group's stretch (checked every 30 frames while sorted by group; off by default)",
+    );
+    ui.add_enabled(
+        on,
+        egui::DragValue::new(&mut percent)
+            .range(ResortAbove::MIN..=ResortAbove::MAX)
+            .suffix("%"),
+    );
+    let wanted = if on { ResortAbove::new(percent) } else { None };
+    if wanted != current {
+        want.push(Action::Resort(wanted));
+    }
 }
 
 fn clip_button(ui: &mut egui::Ui, recording: Option<f64>, want: &mut Vec<Action>) {

@@ -356,6 +356,9 @@ impl Sim {
             (Some((order, clock)), None) => {
                 let (order, clock) = (*order, *clock);
                 self.order_clock = None;
+                // The storage changed order: the panel's spread is read again next frame, not
+                // up to half a second later.
+                self.spread = None;
                 if self.driver.swarm().order() == order {
                     let text = format!(
                         "sorted by {order}: {} entities rebuilt in {}",
