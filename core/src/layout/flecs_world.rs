@@ -23,10 +23,13 @@
 //! the calling thread whatever the thread setting (`System::run`): the same lookups from flecs'
 //! worker threads corrupted the world here (a pipeline destructor recursing until the stack
 //! overflowed, targets found alive after their entity was deleted), which the binding's
-//! per-lookup table locks do not prevent.
+//! per-lookup table locks do not prevent. The tuned layout's tuned seek kernel
+//! ([`SeekKernel::Tuned`]) resolves every target to its row once, through flecs' entity record
+//! (`EntityView::range`, checked against the table's entity column), and gathers from the
+//! seekers' own position slice with a prefetch ahead: every entity sits in one table.
 
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 
 // The binding's traits carry most of its methods (`id`, `with`, `par_each`, ...): its prelude.
 use flecs_ecs::prelude::*;
@@ -38,6 +41,7 @@ use crate::layout::ecs::{Columns, push_regions, rows_are_logical, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_rows};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -84,6 +88,10 @@ pub struct FlecsLayout<S: Scalar> {
     regen_pipeline: Entity,
     /// The seek system, run on its own (`System::run`), never by a pipeline's workers.
     seek_system: Entity,
+    /// What the tuned layout's seek system shares with the layout: the kernel asked for, and
+    /// the targets resolved to table rows (a registered system's closure lives in the world, so
+    /// it reaches them through this handle).
+    tuned_seek: Arc<Mutex<TunedSeek>>,
     entities: Listed<Entity>,
     /// The worker threads the world has now: 1 for none.
     worker_threads: i32,
@@ -112,6 +120,7 @@ impl<S: Scalar> FlecsLayout<S> {
         let regen_phase = world.component::<RegenPhase>().id();
         let seek_phase = world.component::<SeekPhase>().id();
         let seek_system;
+        let tuned_seek = Arc::new(Mutex::new(TunedSeek::default()));
         let (move_pipeline, regen_pipeline) = (pipeline_of(move_phase), pipeline_of(regen_phase));
 
         if tuned {
@@ -152,16 +161,38 @@ impl<S: Scalar> FlecsLayout<S> {
                         );
                     }
                 });
+            let shared = Arc::clone(&tuned_seek);
             seek_system = world
                 .system::<(&Pos<S>, &mut Vel<S>, &FlecsTarget, &Step<S>)>()
                 .kind(seek_phase)
-                .run(|mut it| {
+                .run(move |mut it| {
+                    let mut tuned = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     while it.next() {
                         let step = *it.field::<Step<S>>(3).get(0).expect("the singleton");
                         let own = it.field::<Pos<S>>(0);
                         let mut velocities = it.field_mut::<Vel<S>>(1);
                         let targets = it.field::<FlecsTarget>(2);
                         let world = it.world();
+                        if tuned.kernel == SeekKernel::Tuned {
+                            // Every entity is in this one table (all are born with the same
+                            // components), so a target's row indexes these slices.
+                            let rows = it.entities();
+                            let held = targets.as_slice();
+                            let resolved = tuned.resolved.get_here(held.len(), |i| {
+                                let t = held[i].0.filter(|&t| world.is_alive(t))?;
+                                let row = world.entity_from_id(t).range()?.offset();
+                                let row = usize::try_from(row).ok()?;
+                                (rows.get(row) == Some(&t)).then_some(row)
+                            });
+                            seek_resolved_rows(
+                                Threads::One,
+                                resolved,
+                                own.as_slice(),
+                                velocities.as_mut_slice(),
+                                step.dt,
+                            );
+                            continue;
+                        }
                         for ((v, p), target) in velocities
                             .as_mut_slice()
                             .iter_mut()
@@ -200,6 +231,7 @@ impl<S: Scalar> FlecsLayout<S> {
             move_pipeline,
             regen_pipeline,
             seek_system,
+            tuned_seek,
             entities: Listed::default(),
             worker_threads: 1,
             tier: SimdTier::Baseline,
@@ -213,6 +245,7 @@ impl<S: Scalar> FlecsLayout<S> {
         if ids.is_empty() {
             return;
         }
+        self.tuned_seek().resolved.invalidate();
         let world = self
             .world
             .get_mut()
@@ -415,11 +448,13 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
     }
 
     fn swap_remove(&mut self, index: usize) {
+        self.tuned_seek().resolved.invalidate();
         let entity = self.entities.swap_remove(index);
         self.world_here().entity_from_id(entity).destruct();
     }
 
     fn truncate(&mut self, len: usize) -> Released {
+        self.tuned_seek().resolved.invalidate();
         let world = self
             .world
             .get_mut()
@@ -477,7 +512,9 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         let len = self.len() as u64;
         MemoryUse {
             payload_bytes: len * (size_of::<EntityState<S>>() + size_of::<u64>()) as u64,
-            allocated_bytes: len * bytes_per_entity::<S>() as u64 + self.entities.allocated_bytes(),
+            allocated_bytes: len * bytes_per_entity::<S>() as u64
+                + self.entities.allocated_bytes()
+                + self.tuned_seek().resolved.allocated_bytes(),
             modelled: true,
         }
     }
@@ -506,6 +543,7 @@ impl<S: Scalar> Seeking<S> for FlecsLayout<S> {
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
+        self.tuned_seek().resolved.invalidate();
         let entities = self.entities.as_slice();
         let world = self
             .world
@@ -536,6 +574,16 @@ impl<S: Scalar> Seeking<S> for FlecsLayout<S> {
         self.world_here()
             .entity_from_id(entity)
             .get::<&mut Vel<S>>(|v| (v.x, v.y) = (vx, vy));
+    }
+
+    fn set_seek_kernel(&mut self, kernel: SeekKernel) -> SeekKernel {
+        let tuned = self.tuned;
+        let mut state = self.tuned_seek();
+        state.kernel = if tuned { kernel } else { SeekKernel::Idiomatic };
+        if state.kernel == SeekKernel::Idiomatic {
+            state.resolved.release();
+        }
+        state.kernel
     }
 }
 
@@ -570,6 +618,31 @@ impl<S: Scalar> FlecsLayout<S> {
         } else {
             Released::InPlace
         }
+    }
+}
+
+/// The tuned seek kernel's state, shared with the tuned layout's seek system.
+struct TunedSeek {
+    kernel: SeekKernel,
+    resolved: ResolvedTargets,
+}
+
+impl Default for TunedSeek {
+    fn default() -> Self {
+        Self {
+            kernel: SeekKernel::Idiomatic,
+            resolved: ResolvedTargets::default(),
+        }
+    }
+}
+
+impl<S: Scalar> FlecsLayout<S> {
+    /// The shared tuned-seek state, locked (nothing else holds it while the layout is borrowed
+    /// mutably: the seek system runs inside `step_seek`).
+    fn tuned_seek(&self) -> std::sync::MutexGuard<'_, TunedSeek> {
+        self.tuned_seek
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

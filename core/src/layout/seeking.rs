@@ -131,6 +131,23 @@ impl ResolvedTargets {
         &self.dense
     }
 
+    /// [`Self::get`] on the calling thread, for a `resolve` that cannot be shared between
+    /// threads (flecs' world handle).
+    pub fn get_here(
+        &mut self,
+        len: usize,
+        mut resolve: impl FnMut(usize) -> Option<usize>,
+    ) -> &[u32] {
+        if !self.is_fresh(len) {
+            self.dense.clear();
+            // Dense indices fit: every slot table stores them as `u32`.
+            self.dense
+                .extend((0..len).map(|i| resolve(i).map_or(NO_TARGET, |d| d as u32)));
+            self.fresh = true;
+        }
+        &self.dense
+    }
+
     /// Gives the memory back (the idiomatic kernel needs none of it).
     pub fn release(&mut self) {
         self.dense = Vec::new();

@@ -271,6 +271,7 @@ pub const TABLE: &[LayoutRow] = &[
         key: "Shift+4",
         family: Family::Flecs,
         simd_kernels: true,
+        tuned_seek: true,
         parallel: Some(
             "flecs' own worker threads (World::set_threads), each table split among them",
         ),
