@@ -158,8 +158,6 @@ pub struct LayoutRow {
     /// Its move and regen kernels are compiled per SIMD tier ([`Layout::set_simd`]); the others
     /// run the baseline whatever the setting.
     pub simd_kernels: bool,
-    /// It runs the seek system ([`crate::layout::Seeking`]).
-    pub seeks: bool,
     /// Beside its idiomatic seek, it has the tuned one ([`crate::layout::SeekKernel::Tuned`]).
     pub tuned_seek: bool,
     /// How it runs on all cores, where that is not by splitting its arrays across Bevy's pool
@@ -181,7 +179,6 @@ const fn row(kind: LayoutKind, name: &'static str, label: &'static str) -> Layou
         family: Family::Arrays,
         tuned: None,
         simd_kernels: false,
-        seeks: true,
         tuned_seek: false,
         parallel: None,
         device: false,
@@ -604,14 +601,10 @@ mod tests {
                 );
             }
             assert_eq!(layout.set_simd(SimdTier::Baseline), SimdTier::Baseline);
-            assert_eq!(
-                layout.capabilities().seeking.is_some(),
-                row.seeks,
-                "{kind}: seeking"
-            );
-            assert_eq!(
+            // Every layout seeks (the gpu layout too, in tests/gpu.rs).
+            assert!(layout.capabilities().seeking.is_some(), "{kind}: seeking");
+            assert!(
                 layout.capabilities_mut().seeking.is_some(),
-                row.seeks,
                 "{kind}: seeking, mutably"
             );
             if let Some(seeking) = layout.capabilities_mut().seeking {
