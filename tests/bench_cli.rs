@@ -241,6 +241,27 @@ fn only_runs_the_named_experiments_in_process() {
     assert!(!md.contains("## Width"));
 }
 
+/// `--counts` and `--layouts` reach an experiment's cells in child processes, and the run says
+/// which selected experiment they cannot narrow before it starts.
+#[test]
+fn counts_and_layouts_narrow_the_run_and_name_what_they_cannot() {
+    let out = bench(&[
+        "--quick", "--only", "churn,dispatch", "--counts", "3000", "--layouts", "soa,aos",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("--counts does not narrow churn, dispatch")
+            && err.contains("--layouts does not narrow dispatch"),
+        "{err}"
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let churn = &md[md.find("## Churn").unwrap()..md.find("## Dispatch").unwrap()];
+    assert!(churn.contains("`soa`") && churn.contains("`aos`"), "{churn}");
+    assert!(!churn.contains("`hecs`") && !churn.contains("`boxed`"), "{churn}");
+    assert_usage_error(&bench(&["--layouts", "soa,nope"]), &["nope"]);
+}
+
 fn assert_usage_error(out: &Output, needles: &[&str]) {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -377,8 +398,9 @@ fn list_names_every_experiment_with_its_cells_its_study_row_and_its_duration() {
         );
     }
     let seek = lines[lines.iter().position(|l| *l == "seek").unwrap() + 3];
-    // 18 CPU layouts and the control at four counts, five processes each, plus 18 counted cells.
-    let cells = 4 * 5 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
+    // 18 CPU layouts and the control at three counts, three processes each, plus 18 counted
+    // cells.
+    let cells = 3 * 3 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
     assert!(seek.contains(&format!(": {cells} / ")), "{seek}");
     assert!(text.contains("bench --resume DIR"), "{text}");
 }

@@ -63,6 +63,9 @@ pub fn run(
         })
         .collect();
     let mut progress = Progress::new(stages, cfg.quick);
+    for line in not_narrowed(cfg, selected) {
+        progress.note(&line);
+    }
     if let Some(resumed) = &keep.resumed {
         progress.note(&format!(
             "resuming: {} finished cells kept{}",
@@ -162,6 +165,33 @@ pub fn run(
         seconds,
         failed,
     })
+}
+
+/// What `--counts` and `--layouts` leave alone in this selection, by name, said before the run
+/// starts so that nobody waits for cells they thought they had narrowed away.
+pub fn not_narrowed(cfg: &BenchConfig, selected: &[&'static dyn Experiment]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (given, flag, applies) in [
+        (
+            cfg.counts.is_some(),
+            "--counts",
+            (|e: &dyn Experiment| e.narrows().counts) as fn(&dyn Experiment) -> bool,
+        ),
+        (cfg.layouts.is_some(), "--layouts", |e| e.narrows().layouts),
+    ] {
+        let names: Vec<&str> = selected
+            .iter()
+            .filter(|e| given && !applies(**e))
+            .map(|e| e.name())
+            .collect();
+        if !names.is_empty() {
+            lines.push(format!(
+                "{flag} does not narrow {}: they measure at counts or over contenders of their own",
+                names.join(", ")
+            ));
+        }
+    }
+    lines
 }
 
 /// Every experiment of the suite that measured nothing in a run, and why: not asked for, every
@@ -286,6 +316,10 @@ fn run_worker(
     if let Some(counts) = &cfg.counts {
         let list: Vec<String> = counts.iter().map(usize::to_string).collect();
         command.args(["--counts", &list.join(",")]);
+    }
+    if let Some(layouts) = &cfg.layouts {
+        let list: Vec<String> = layouts.iter().map(|k| k.name().to_string()).collect();
+        command.args(["--layouts", &list.join(",")]);
     }
     let mut child = match command
         .stdin(Stdio::null())

@@ -24,6 +24,8 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &studies::dispatch::Dispatch,
         &studies::js::Js,
         &studies::cpp::Cpp,
+        // Before peers, whose instruction counts are these (the same frame, the same geometry).
+        &studies::counters::Counters,
         &beyond::peers::Peers,
         &beyond::threads::ThreadScaling,
         &beyond::simd::Simd,
@@ -34,7 +36,6 @@ pub fn experiments() -> Vec<&'static dyn Experiment> {
         &studies::memory::Memory,
         &beyond::shrink::Shrink,
         &beyond::bandwidth::Bandwidth,
-        &studies::counters::Counters,
         #[cfg(feature = "gpu")]
         &beyond::gpu::Gpu,
         #[cfg(feature = "gpu")]
@@ -173,5 +174,52 @@ mod tests {
                 "{name} is not an experiment"
             );
         }
+    }
+
+    /// `--counts` and `--layouts` reach every cell of the experiments that say they narrow
+    /// (mutation: seek without `counts_or` fails here, at its 10k cells).
+    #[test]
+    fn counts_and_layouts_narrow_every_experiment_that_says_so() {
+        use crate::layout::LayoutKind;
+        let defaults = ["1000", "10000", "100000", "1000000", "10000000"];
+        for quick in [false, true] {
+            let mut cfg = BenchConfig::new(quick);
+            cfg.counts = Some(vec![12_345]);
+            cfg.layouts = Some(vec![LayoutKind::Soa]);
+            for e in experiments() {
+                let narrows = e.narrows();
+                for cell in e.cells(&cfg, &[]) {
+                    let parts: Vec<&str> = cell.split([':', '=']).collect();
+                    if narrows.counts {
+                        assert!(
+                            !parts.iter().any(|p| defaults.contains(p)),
+                            "{} cell {cell} ignores --counts",
+                            e.name()
+                        );
+                    }
+                    if narrows.layouts {
+                        assert!(
+                            !LayoutKind::ALL
+                                .iter()
+                                .any(|k| *k != LayoutKind::Soa && parts.contains(&k.name())),
+                            "{} cell {cell} ignores --layouts",
+                            e.name()
+                        );
+                    }
+                }
+            }
+        }
+        let unnarrowed = crate::bench::runner::not_narrowed(
+            &BenchConfig {
+                counts: Some(vec![1000]),
+                ..BenchConfig::new(true)
+            },
+            &experiments(),
+        );
+        assert_eq!(unnarrowed.len(), 1, "{unnarrowed:?}");
+        assert!(
+            unnarrowed[0].contains("width") && !unnarrowed[0].contains(" seek"),
+            "{unnarrowed:?}"
+        );
     }
 }

@@ -9,7 +9,8 @@ use clap::Args;
 
 use super::{FAILED, INTERRUPTED, TERMINATED, USAGE};
 use crate::bench::{self, BenchConfig, BenchError};
-use crate::values::BenchCount;
+use crate::layout::LayoutKind;
+use crate::values::{BenchCount, LayoutName};
 
 pub fn run(args: BenchArgs) -> ExitCode {
     match run_bench(args) {
@@ -79,14 +80,19 @@ pub struct BenchArgs {
     out: Option<PathBuf>,
     /// Finish a run that `--out DIR` started and that was interrupted (Ctrl-C, a crash, a failed
     /// cell): runs only the cells it lacks, with the options it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "replot"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "layouts", "replot"])]
     resume: Option<PathBuf>,
     /// Run every cell in this process instead of one child process per cell.
     #[arg(long)]
     in_process: bool,
-    /// Entity counts for the layouts sweep, e.g. 1000,100000,1e6.
+    /// Entity counts, e.g. 1000,100000,1e6: every experiment that sweeps counts runs at these
+    /// instead of its own (the run names those it cannot narrow before it starts).
     #[arg(long, value_delimiter = ',')]
     counts: Option<Vec<BenchCount>>,
+    /// Layouts, e.g. soa,ecs-table,hecs: every experiment that compares layouts keeps only these
+    /// (the run names those it cannot narrow before it starts).
+    #[arg(long, value_delimiter = ',', value_parser = LayoutName)]
+    layouts: Option<Vec<LayoutKind>>,
     /// Redraw the SVG plots of an earlier run from its results.json (written beside it).
     #[arg(long, value_name = "RESULTS_JSON")]
     replot: Option<PathBuf>,
@@ -105,6 +111,7 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
     cfg.counts = args
         .counts
         .map(|counts| counts.into_iter().map(|c| c.0).collect());
+    cfg.layouts = args.layouts;
     if args.list {
         print!("{}", bench::list());
         return Ok(ExitCode::SUCCESS);
@@ -142,6 +149,10 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
                     quick: cfg.quick,
                     in_process: cfg.in_process,
                     counts: cfg.counts.clone(),
+                    layouts: cfg
+                        .layouts
+                        .as_ref()
+                        .map(|ks| ks.iter().map(|k| k.name().to_string()).collect()),
                     experiments: selected.iter().map(|e| e.name().to_string()).collect(),
                 };
                 keep.journal = Some(Journal::create(dir, &plan).map_err(asked_wrong)?);

@@ -25,7 +25,7 @@ use bevy_ecs::prelude::{Component, QueryState, World};
 use crate::bench::kit::placement::{colour_clashes, huge_kib_at, page_offset};
 use crate::bench::kit::seeded::fill_seeded;
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -191,11 +191,11 @@ impl OldLoopWorld {
 }
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
+    cfg.counts_or(cfg.pick(vec![1_000_000, 10_000_000], vec![100_000]))
 }
 
-/// Fresh processes per count.
-const REPS: usize = 5;
+/// Fresh processes per count (the headline's five are the `headline` experiment's).
+const REPS: usize = 3;
 /// Fresh allocations of SoA's columns per process, after the first.
 const DEALS: usize = 3;
 
@@ -269,6 +269,10 @@ impl Experiment for EcsVsSoa {
 
     fn title(&self) -> &'static str {
         "ECS vs SoA: the storage core's targets, interleaved rounds in fresh processes"
+    }
+
+    fn narrows(&self) -> Narrows {
+        Narrows::COUNTS
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {

@@ -3,7 +3,7 @@
 //! cores, for every layout on one thread and on all.
 
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{ms_and_ns, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
@@ -30,6 +30,10 @@ impl Experiment for Gather {
         "Gather: packing every entity's point for the renderer"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::LAYOUTS
+    }
+
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         vec![format!("n={}", cfg.pick(1_000_000, 100_000))]
     }
@@ -38,7 +42,7 @@ impl Experiment for Gather {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
         let mut points = Vec::new();
-        for kind in LayoutKind::CPU {
+        for kind in cfg.layouts_of(&LayoutKind::CPU) {
             let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
             for threads in Threads::BOTH {
                 let stats = measure(&cfg.method, || swarm.gather_points(&mut points, threads));

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, ms_since, table};
 use crate::bench::report::harness::{Method, measure};
 use crate::bench::report::metric::Metric;
@@ -46,7 +46,7 @@ const AT_10M: [LayoutKind; 5] = [
 const FEW_SAMPLES: usize = 5;
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(vec![100_000, 1_000_000, 10_000_000], vec![10_000])
+    cfg.counts_or(cfg.pick(vec![100_000, 1_000_000, 10_000_000], vec![10_000]))
 }
 
 fn layouts_at(n: usize) -> Vec<LayoutKind> {
@@ -219,12 +219,16 @@ impl Experiment for OrderExperiment {
         let mut cells = Vec::new();
         for n in counts(cfg) {
             for rep in 0..reps_at(cfg, n) {
-                for kind in layouts_at(n) {
+                for kind in cfg.layouts_of(&layouts_at(n)) {
                     cells.push(format!("{kind}:{n}:{rep}"));
                 }
             }
         }
         cells
+    }
+
+    fn narrows(&self) -> Narrows {
+        Narrows::BOTH
     }
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {

@@ -23,7 +23,8 @@ use std::time::Instant;
 use crate::bench::kit::ecs_ops::{MARKERS, marked};
 use crate::bench::kit::frames::frame_stats_on;
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::studies::counters;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
@@ -61,8 +62,8 @@ const TUNED_PEERS: [LayoutKind; 3] = [
     LayoutKind::FlecsTuned,
     LayoutKind::ShipyardTuned,
 ];
-/// Fresh processes per frame figure.
-const REPS: usize = 5;
+/// Fresh processes per figure.
+const REPS: usize = 3;
 /// Where the instructions and misses are counted: past the L2 of today's machines, so the
 /// misses are the layout's, and small enough for cachegrind to build in seconds.
 const COUNTED_N: usize = 1_000_000;
@@ -75,8 +76,40 @@ const TOGGLED_N: usize = 100_000;
 /// The churn's base and per-frame share (the `churn` experiment's).
 const CHURN: (usize, usize) = (100_000, 10_000);
 
+/// 10M is the `order` experiment's (seek and the frame beside it, one process per layout).
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000])
+    cfg.counts_or(cfg.pick(vec![10_000, 1_000_000], vec![10_000]))
+}
+
+/// The frame records of a run: this experiment's, and the `seek` experiment's, which measures
+/// the same frame (f32, baseline tier, one thread and all cores, a fresh process each) for every
+/// CPU layout; where it ran first, this experiment runs no frame cell of its own for it.
+fn frames(all: &[Record]) -> Vec<Record> {
+    all.iter()
+        .filter(|r| {
+            r.metric == Metric::FrameMs
+                && (r.experiment == NAME || r.experiment == crate::bench::beyond::seek::NAME)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The instruction counts of a run: the `counters` experiment's simulated ones at
+/// [`COUNTED_N`] (the same frame, the same geometry), or this experiment's own where it did not
+/// run first.
+fn counted(all: &[Record], kind: LayoutKind, n: usize) -> Option<(f64, Option<f64>)> {
+    let ours = Query::metric(Metric::Instructions)
+        .layout(kind.name())
+        .n(n as u64)
+        .find(&all.iter().filter(|r| r.experiment == NAME).cloned().collect::<Vec<_>>())
+        .map(|r| {
+            let l1d = r.param.strip_prefix("l1d_misses=").and_then(|v| v.parse().ok());
+            (r.p50, l1d)
+        });
+    ours.or_else(|| {
+        let run = counters::per_entity(all, kind.name(), n as u64, counters::SIMULATED)?;
+        Some((run.instructions, Some(run.l1d_misses)))
+    })
 }
 
 fn reps(cfg: &BenchConfig) -> usize {
@@ -259,7 +292,7 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
         records
             .iter()
             .filter(|r| {
-                r.experiment == NAME
+                (r.experiment == NAME || r.experiment == crate::bench::beyond::seek::NAME)
                     && r.metric == Metric::FrameMs
                     && r.layout == kind.name()
                     && r.n == n as u64
@@ -332,16 +365,6 @@ fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f6
     )
 }
 
-fn l1d_misses(mine: &[Record], kind: LayoutKind) -> Option<f64> {
-    Query::metric(Metric::Instructions)
-        .layout(kind.name())
-        .find(mine)?
-        .param
-        .strip_prefix("l1d_misses=")?
-        .parse()
-        .ok()
-}
-
 impl Experiment for Peers {
     fn name(&self) -> &'static str {
         NAME
@@ -355,25 +378,45 @@ impl Experiment for Peers {
         "Peers: Bevy beside hecs, flecs and shipyard, idiomatic and tuned (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn narrows(&self) -> Narrows {
+        Narrows::BOTH
+    }
+
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String> {
+        let layouts = cfg.layouts_of(&LAYOUTS);
+        let framed = frames(prior);
         let mut cells = Vec::new();
         for n in counts(cfg) {
             for rep in 0..reps(cfg) {
                 for threads in Threads::BOTH {
-                    for kind in LAYOUTS {
-                        cells.push(format!("frame:{kind}:{n}:{threads}:{rep}"));
+                    for &kind in &layouts {
+                        let measured = Query::metric(Metric::FrameMs)
+                            .layout(kind.name())
+                            .n(n as u64)
+                            .threads(&threads.to_string())
+                            .per_process(&framed)
+                            .len();
+                        if measured <= rep {
+                            cells.push(format!("frame:{kind}:{n}:{threads}:{rep}"));
+                        }
                     }
                 }
             }
         }
-        cells.extend(LAYOUTS.iter().map(|kind| format!("count:{kind}")));
+        let n = cfg.pick(COUNTED_N, 10_000);
+        cells.extend(
+            layouts
+                .iter()
+                .filter(|&&kind| counted(prior, kind, n).is_none())
+                .map(|kind| format!("count:{kind}")),
+        );
         for rep in 0..reps(cfg) {
             for what in ["spawn", "churn", "memory"] {
-                for kind in LAYOUTS {
+                for kind in &layouts {
                     cells.push(format!("{what}:{kind}:{rep}"));
                 }
             }
-            for kind in LAYOUTS.into_iter().filter(|&k| marked(k).is_some()) {
+            for &kind in layouts.iter().filter(|&&k| marked(k).is_some()) {
                 cells.push(format!("fragmented:{kind}:1:{rep}"));
                 cells.push(format!("fragmented:{kind}:{ARCHETYPES}:{rep}"));
                 cells.push(format!("toggle:{kind}:{rep}"));
@@ -423,7 +466,8 @@ impl Experiment for Peers {
         }
     }
 
-    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
+        let framed = frames(all);
         let (base, k) = cfg.pick(CHURN, (20_000, 2_000));
         let mut md = format!(
             "f32, baseline SIMD tier (every tuned form runs the same kernel); frame = move + regen, p50 ms per process, the median of {} processes [min..max]; \"vs best\" divides by the fastest layout's median at that count and thread setting. Instructions and L1d misses: cachegrind per entity per frame at {} entities. Spawn: {} entities into an empty world, median of 3. Churn: {k} despawns + {k} spawns per frame over {base}. Resident: a fresh process's growth while it fills {} entities. Fragmented: one `move` pass of the form's own iteration over {} entities in 1 and in {ARCHETYPES} archetypes (13 marker components). Add / remove: one marker component on each of {} entities, then off each, median of 3.\n\n",
@@ -438,15 +482,15 @@ impl Experiment for Peers {
             let best = |threads: &str| {
                 LAYOUTS
                     .iter()
-                    .filter_map(|&kind| median(&processes(mine, kind, n, threads)))
+                    .filter_map(|&kind| median(&processes(&framed, kind, n, threads)))
                     .fold(f64::INFINITY, f64::min)
             };
             let (best_one, best_all) = (best("1"), best("all"));
             let rows: Vec<Vec<String>> = LAYOUTS
                 .iter()
                 .map(|&kind| {
-                    let one = processes(mine, kind, n, "1");
-                    let all = processes(mine, kind, n, "all");
+                    let one = processes(&framed, kind, n, "1");
+                    let all = processes(&framed, kind, n, "all");
                     let vs = |values: &[f64], best: f64| {
                         median(values).map_or("-".into(), |m| format!("x{:.2}", m / best))
                     };
@@ -476,13 +520,12 @@ impl Experiment for Peers {
             .iter()
             .map(|&kind| {
                 let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
+                let counts = counted(all, kind, cfg.pick(COUNTED_N, 10_000));
                 vec![
                     format!("`{kind}`"),
                     kind.label().to_string(),
-                    opt(value(mine, Metric::Instructions, kind), |v| {
-                        format!("{v:.1}")
-                    }),
-                    opt(l1d_misses(mine, kind), |v| format!("{v:.3}")),
+                    opt(counts.map(|c| c.0), |v| format!("{v:.1}")),
+                    opt(counts.and_then(|c| c.1), |v| format!("{v:.3}")),
                     opt(value(mine, Metric::SpawnPerS, kind), |v| {
                         format!("{:.1} M/s", v / 1e6)
                     }),

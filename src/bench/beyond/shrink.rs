@@ -5,7 +5,7 @@
 //! memory; the target is at most 1.5x.
 
 use crate::action::Action;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -63,8 +63,12 @@ impl Experiment for Shrink {
         "Memory after shrinking: 1M entities back to 10k, against a fresh process at 10k (past the studies)"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        LayoutKind::CPU
+    fn narrows(&self) -> Narrows {
+        Narrows::LAYOUTS
+    }
+
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+        cfg.layouts_of(&LayoutKind::CPU)
             .into_iter()
             .flat_map(|kind| [format!("fresh:{kind}"), format!("shrunk:{kind}")])
             .collect()

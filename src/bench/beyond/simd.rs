@@ -15,7 +15,7 @@
 use crate::bandwidth::{FRAME_BYTES_F32, measure_limit};
 use crate::bench::kit::seeded::fill_seeded;
 use crate::bench::report::child::{instructions_record, this_binary};
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Method, Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -40,7 +40,7 @@ pub const LAYOUTS: [LayoutKind; 4] = [
     LayoutKind::Aos,
 ];
 /// Fresh processes per count.
-const REPS: usize = 5;
+const REPS: usize = 3;
 /// The cell that counts instructions under cachegrind.
 const COUNTED: &str = "instructions";
 /// The count the instructions are counted at: in cache, where width should pay.
@@ -83,10 +83,10 @@ fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
 const BLOCK_CONTROL: [&str; 3] = ["chunks-64k", "chunks-256k", "chunks-16k-paged"];
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(
+    cfg.counts_or(cfg.pick(
         vec![10_000, 100_000, 1_000_000, 10_000_000],
         vec![10_000, 100_000],
-    )
+    ))
 }
 
 fn reps(cfg: &BenchConfig) -> usize {
@@ -137,6 +137,10 @@ impl Experiment for Simd {
 
     fn title(&self) -> &'static str {
         "SIMD width: every tier this CPU has, ns per entity (past the studies)"
+    }
+
+    fn narrows(&self) -> Narrows {
+        Narrows::COUNTS
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {

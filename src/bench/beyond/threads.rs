@@ -4,7 +4,7 @@
 
 use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -28,6 +28,10 @@ impl Experiment for ThreadScaling {
         "Threads: one vs all cores (past the studies)"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::LAYOUTS
+    }
+
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         vec![format!("n={}", cfg.pick(1_000_000, 100_000))]
     }
@@ -35,7 +39,7 @@ impl Experiment for ThreadScaling {
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
         let mut out = Vec::new();
-        for kind in LayoutKind::CPU {
+        for kind in cfg.layouts_of(&LayoutKind::CPU) {
             for threads in Threads::BOTH {
                 let stats = frame_stats::<f32>(kind, n, threads, &cfg.method)?;
                 out.push(

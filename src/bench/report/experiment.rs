@@ -8,6 +8,7 @@ use thiserror::Error;
 use crate::bench::report::harness::Method;
 use crate::bench::report::record::Record;
 use crate::error::SimError;
+use crate::layout::LayoutKind;
 use crate::values::ValueError;
 
 #[derive(Debug, Error)]
@@ -94,8 +95,12 @@ impl<'a> Cell<'a> {
 pub struct BenchConfig {
     pub quick: bool,
     pub method: Method,
-    /// Entity counts for the layouts sweep; `None` for the defaults.
+    /// `--counts`: the entity counts every experiment that sweeps counts runs at instead of its
+    /// own; `None` for the defaults.
     pub counts: Option<Vec<usize>>,
+    /// `--layouts`: the layouts every experiment that compares layouts keeps of its own;
+    /// `None` for all of them.
+    pub layouts: Option<Vec<LayoutKind>>,
     pub in_process: bool,
 }
 
@@ -109,14 +114,58 @@ impl BenchConfig {
                 Method::full()
             },
             counts: None,
+            layouts: None,
             in_process: false,
         }
+    }
+
+    /// The counts to sweep: `--counts` where given, else the experiment's `defaults`.
+    pub fn counts_or(&self, defaults: Vec<usize>) -> Vec<usize> {
+        self.counts.clone().unwrap_or(defaults)
+    }
+
+    /// The experiment's `layouts`, narrowed to those `--layouts` names (in the experiment's
+    /// order); all of them without `--layouts`.
+    pub fn layouts_of(&self, layouts: &[LayoutKind]) -> Vec<LayoutKind> {
+        layouts
+            .iter()
+            .copied()
+            .filter(|k| self.layouts.as_ref().is_none_or(|keep| keep.contains(k)))
+            .collect()
     }
 
     /// `full` normally, `quick` under `--quick`: the one switch every experiment sizes itself by.
     pub fn pick<T>(&self, full: T, quick: T) -> T {
         if self.quick { quick } else { full }
     }
+}
+
+/// What `--counts` and `--layouts` can narrow in an experiment. Some measure at counts of their
+/// own (the width reversal's 20 fields, the crossing search's brackets) or compare things that
+/// are not layouts (dispatch kinds, renderers); they say so instead of ignoring the flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrows {
+    pub counts: bool,
+    pub layouts: bool,
+}
+
+impl Narrows {
+    pub const NEITHER: Self = Self {
+        counts: false,
+        layouts: false,
+    };
+    pub const BOTH: Self = Self {
+        counts: true,
+        layouts: true,
+    };
+    pub const COUNTS: Self = Self {
+        counts: true,
+        layouts: false,
+    };
+    pub const LAYOUTS: Self = Self {
+        counts: false,
+        layouts: true,
+    };
 }
 
 /// One experiment of the studies (or past them).
@@ -131,6 +180,11 @@ pub trait Experiment: Sync {
     /// brackets its search with the layout sweep's numbers).
     fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String>;
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError>;
+    /// Which of `--counts` and `--layouts` this experiment applies (see [`Narrows`]); the run
+    /// names, before it starts, every experiment that one of them cannot narrow.
+    fn narrows(&self) -> Narrows {
+        Narrows::NEITHER
+    }
     /// Markdown for this experiment from its records (`all` holds every experiment's records,
     /// for the few tables that put two experiments side by side).
     fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String;

@@ -16,6 +16,20 @@ pub struct Method {
     pub cell_budget: Duration,
 }
 
+/// Adaptive sampling, as criterion stops once its estimate is tight: a cell whose samples are so
+/// slow that [`Method::min_samples`] would run past [`SETTLED_AFTER`] stops as soon as it holds
+/// [`SETTLED_SAMPLES`] and its middle half lies within [`SETTLED_SPREAD`] of the median. Fast
+/// cells never reach it (15 samples of 4 ms fit the budget); at 1M and 10M, where one pass takes
+/// 50-500 ms, it halves a cell, and a noisy one still takes every sample it would have.
+pub const SETTLED_SAMPLES: usize = 7;
+/// See [`SETTLED_SAMPLES`].
+pub const SETTLED_AFTER: Duration = Duration::from_secs(2);
+/// See [`SETTLED_SAMPLES`]: (p75 - p25) / p50.
+pub const SETTLED_SPREAD: f64 = 0.03;
+/// Warm-up work past the first pass is capped at this much: three warm-up passes of a 400 ms
+/// seek at 10M add more than a second and warm nothing that one pass did not.
+pub const WARMUP_CAP: Duration = Duration::from_millis(500);
+
 impl Method {
     pub fn full() -> Self {
         Self {
@@ -50,11 +64,15 @@ impl Method {
 
     pub fn describe(&self) -> String {
         format!(
-            "{} warm-up passes; inner repeats so each sample lasts >= {} ms; p50 of {}..{} samples (p10, p90 beside it); std::hint::black_box on results",
+            "{} warm-up passes (at most {} ms past the first); inner repeats so each sample lasts >= {} ms; p50 of {}..{} samples (p10, p90 beside it), or of {} once a cell has run {} s and its middle half lies within {}% of the median; std::hint::black_box on results",
             self.warmup_passes,
+            WARMUP_CAP.as_millis(),
             self.target_sample.as_secs_f64() * 1e3,
             self.min_samples,
-            self.max_samples
+            self.max_samples,
+            SETTLED_SAMPLES.min(self.min_samples),
+            SETTLED_AFTER.as_secs(),
+            SETTLED_SPREAD * 100.0,
         )
     }
 }
@@ -100,7 +118,11 @@ pub fn measure(method: &Method, mut f: impl FnMut()) -> Stats {
     };
     let repeats = ((method.target_sample.as_secs_f64() / once.as_secs_f64()).ceil() as usize)
         .clamp(1, 1_000_000);
+    let warming = Instant::now();
     for _ in 0..method.warmup_passes.saturating_sub(1) * repeats {
+        if warming.elapsed() > WARMUP_CAP {
+            break;
+        }
         f();
     }
     let started = Instant::now();
@@ -111,11 +133,26 @@ pub fn measure(method: &Method, mut f: impl FnMut()) -> Stats {
             f();
         }
         samples.push(t.elapsed().as_secs_f64() * 1e3 / repeats as f64);
-        if samples.len() >= method.min_samples && started.elapsed() > method.cell_budget {
+        let elapsed = started.elapsed();
+        if samples.len() >= method.min_samples && elapsed > method.cell_budget {
+            break;
+        }
+        if samples.len() >= SETTLED_SAMPLES.min(method.min_samples)
+            && elapsed > SETTLED_AFTER
+            && settled(&samples)
+        {
             break;
         }
     }
     Stats::from_samples(samples)
+}
+
+/// Whether the samples' middle half lies within [`SETTLED_SPREAD`] of their median.
+fn settled(samples: &[f64]) -> bool {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    (at(0.75) - at(0.25)) <= SETTLED_SPREAD * at(0.5)
 }
 
 #[cfg(test)]
@@ -126,6 +163,22 @@ mod tests {
     fn percentiles_of_a_known_sample() {
         let s = Stats::from_samples((1..=11).map(f64::from).rev().collect());
         assert_eq!((s.p10, s.p50, s.p90, s.samples), (2.0, 6.0, 10.0, 11));
+    }
+
+    #[test]
+    fn a_settled_cell_stops_early_and_a_noisy_one_does_not() {
+        assert!(settled(&[10.0, 10.1, 10.0, 10.2, 9.9, 10.0, 10.1]));
+        assert!(!settled(&[10.0, 12.0, 9.0, 11.5, 10.0, 8.5, 10.9]));
+        // Slow, steady samples: stops at SETTLED_SAMPLES once past SETTLED_AFTER.
+        let method = Method {
+            warmup_passes: 1,
+            min_samples: 15,
+            max_samples: 41,
+            target_sample: Duration::from_millis(1),
+            cell_budget: Duration::from_millis(100),
+        };
+        let stats = measure(&method, || std::thread::sleep(Duration::from_millis(300)));
+        assert_eq!(stats.samples, SETTLED_SAMPLES);
     }
 
     #[test]

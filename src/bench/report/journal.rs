@@ -27,6 +27,9 @@ pub struct Plan {
     pub quick: bool,
     pub in_process: bool,
     pub counts: Option<Vec<usize>>,
+    /// `--layouts`, by name (absent in runs from before the flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<Vec<String>>,
     /// The experiments selected, in the suite's order.
     pub experiments: Vec<String>,
 }
@@ -36,6 +39,11 @@ impl Plan {
         let mut cfg = BenchConfig::new(self.quick);
         cfg.in_process = self.in_process;
         cfg.counts = self.counts.clone();
+        // The names were parsed when the run started, so they parse again.
+        cfg.layouts = self
+            .layouts
+            .as_ref()
+            .map(|names| names.iter().filter_map(|n| n.parse().ok()).collect());
         cfg
     }
 }
@@ -176,6 +184,7 @@ mod tests {
             quick: true,
             in_process: false,
             counts: Some(vec![1000, 2000]),
+            layouts: Some(vec!["soa".into(), "hecs".into()]),
             experiments: vec!["layouts".into(), "width".into()],
         }
     }

@@ -5,7 +5,7 @@
 //! entities (the same cost everywhere).
 
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
@@ -31,6 +31,10 @@ impl Experiment for Churn {
         "Churn: spawn k and swap-remove k per frame"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::LAYOUTS
+    }
+
     fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         vec!["all".into()]
     }
@@ -41,7 +45,7 @@ impl Experiment for Churn {
         }
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
         let mut out = Vec::new();
-        for kind in LayoutKind::CPU {
+        for kind in cfg.layouts_of(&LayoutKind::CPU) {
             let mut swarm = Swarm::<f32>::with_count(kind, SEED, base)?;
             let mut failed = None;
             let stats = measure(&cfg.method, || {

@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use crate::bench::kit::frames::frame_stats_on;
 use crate::bench::report::child::{instructions_record, this_binary};
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::Stats;
 use crate::bench::report::metric::Metric;
@@ -44,7 +44,7 @@ const PROGRAMS: [&str; 4] = ["oop", "ecs", "soa", "aos"];
 /// Our Rust on the same work.
 const RUST_LAYOUTS: [LayoutKind; 3] = [LayoutKind::Soa, LayoutKind::Aos, LayoutKind::Dyn(1)];
 /// Fresh processes per figure.
-const REPS: usize = 5;
+const REPS: usize = 3;
 /// The count the instructions are counted at: in cache, so the count is the work alone.
 const COUNTED_N: usize = 10_000;
 /// The cell recorded when there is no compiler.
@@ -96,7 +96,7 @@ impl Flags {
 }
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000])
+    cfg.counts_or(cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000]))
 }
 
 fn reps(cfg: &BenchConfig) -> usize {
@@ -373,6 +373,10 @@ impl Experiment for Cpp {
 
     fn title(&self) -> &'static str {
         "The C++ article on this CPU: its programs, and our systems in C++ beside Rust (past the studies)"
+    }
+
+    fn narrows(&self) -> Narrows {
+        Narrows::COUNTS
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {

@@ -6,7 +6,7 @@
 
 use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -72,6 +72,10 @@ impl Experiment for Crossings {
         "Headline crossings: where the saving reaches 1 ms, where each layout breaks 16.67 ms"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::BOTH
+    }
+
     fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String> {
         let counts = default_counts(cfg);
         let mut cells = Vec::new();
@@ -79,7 +83,7 @@ impl Experiment for Crossings {
         if let Some((lo, hi)) = bracket(&counts, saving) {
             cells.push(format!("saving:{lo}:{hi}"));
         }
-        for kind in LayoutKind::CPU {
+        for kind in cfg.layouts_of(&LayoutKind::CPU) {
             let over = |n| Some(ms(prior, kind.name(), n)? - BUDGET_MS);
             if let Some((lo, hi)) = bracket(&counts, over) {
                 cells.push(format!("budget:{kind}:{lo}:{hi}"));

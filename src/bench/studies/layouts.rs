@@ -5,7 +5,7 @@
 
 use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -29,7 +29,7 @@ pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
 
 fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
     let mut out = Vec::new();
-    for kind in LayoutKind::CPU {
+    for kind in cfg.layouts_of(&LayoutKind::CPU) {
         let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
         out.push(Record::new(NAME, kind.name(), S::NAME, n).with(Metric::FrameMs, "ms", stats));
     }
@@ -47,6 +47,10 @@ impl Experiment for Layouts {
 
     fn title(&self) -> &'static str {
         "Layouts: ms per frame, move + regen, one thread"
+    }
+
+    fn narrows(&self) -> Narrows {
+        Narrows::BOTH
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {

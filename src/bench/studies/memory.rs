@@ -6,7 +6,7 @@
 //! one does not flatter or tax the next.
 
 use crate::bench::report::experiment::Cell;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -34,7 +34,7 @@ pub fn modelled_if(kind: LayoutKind, figure: String) -> String {
 const NAME: &str = "memory";
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.pick(vec![1_000_000, 10_000_000], vec![100_000])
+    cfg.counts_or(cfg.pick(vec![1_000_000, 10_000_000], vec![100_000]))
 }
 
 impl Experiment for Memory {
@@ -50,10 +50,14 @@ impl Experiment for Memory {
         "Memory: bytes per entity and resident memory"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::BOTH
+    }
+
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
-            for kind in LayoutKind::CPU {
+            for kind in cfg.layouts_of(&LayoutKind::CPU) {
                 cells.push(format!("{kind}:{n}"));
             }
         }

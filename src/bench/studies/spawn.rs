@@ -4,7 +4,7 @@
 //! pattern does not move the timings. Per layout, both populations are built once and measured in
 //! interleaved rounds (uniform, streams, uniform, ...); each round gives one ratio.
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -36,6 +36,10 @@ impl Experiment for Spawn {
         "Spawn pattern: streams (the app's) against uniform (the studies'), interleaved rounds"
     }
 
+    fn narrows(&self) -> Narrows {
+        Narrows::LAYOUTS
+    }
+
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         vec![format!("n={}", count(cfg))]
     }
@@ -46,7 +50,7 @@ impl Experiment for Spawn {
         let method = cfg.method.per_round();
         let dt = Dt::default();
         let mut out = Vec::new();
-        for kind in LayoutKind::CPU {
+        for kind in cfg.layouts_of(&LayoutKind::CPU) {
             let mut swarms = [SpawnPattern::Uniform, SpawnPattern::Streams].map(|pattern| {
                 let mut swarm = Swarm::<f32>::new(kind, SEED)?;
                 swarm.set_spawn_pattern(pattern);
