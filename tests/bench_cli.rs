@@ -246,7 +246,13 @@ fn only_runs_the_named_experiments_in_process() {
 #[test]
 fn counts_and_layouts_narrow_the_run_and_name_what_they_cannot() {
     let out = bench(&[
-        "--quick", "--only", "churn,dispatch", "--counts", "3000", "--layouts", "soa,aos",
+        "--quick",
+        "--only",
+        "churn,dispatch",
+        "--counts",
+        "3000",
+        "--layouts",
+        "soa,aos",
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
@@ -257,8 +263,14 @@ fn counts_and_layouts_narrow_the_run_and_name_what_they_cannot() {
     );
     let md = String::from_utf8_lossy(&out.stdout);
     let churn = &md[md.find("## Churn").unwrap()..md.find("## Dispatch").unwrap()];
-    assert!(churn.contains("`soa`") && churn.contains("`aos`"), "{churn}");
-    assert!(!churn.contains("`hecs`") && !churn.contains("`boxed`"), "{churn}");
+    assert!(
+        churn.contains("`soa`") && churn.contains("`aos`"),
+        "{churn}"
+    );
+    assert!(
+        !churn.contains("`hecs`") && !churn.contains("`boxed`"),
+        "{churn}"
+    );
     assert_usage_error(&bench(&["--layouts", "soa,nope"]), &["nope"]);
 }
 
@@ -398,9 +410,9 @@ fn list_names_every_experiment_with_its_cells_its_study_row_and_its_duration() {
         );
     }
     let seek = lines[lines.iter().position(|l| *l == "seek").unwrap() + 3];
-    // 18 CPU layouts and the control at three counts, three processes each, plus 18 counted
+    // 18 CPU layouts and the control at three counts, two processes each, plus 18 counted
     // cells.
-    let cells = 3 * 3 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
+    let cells = 3 * 2 * (LayoutKind::CPU.len() + 1) + LayoutKind::CPU.len();
     assert!(seek.contains(&format!(": {cells} / ")), "{seek}");
     assert!(text.contains("bench --resume DIR"), "{text}");
 }

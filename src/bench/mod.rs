@@ -12,9 +12,11 @@
 //! - [`studies`]: the two studies' experiments, row by row, and their own figures;
 //!   [`beyond`]: what the studies did not measure (it may read a study's experiment, never the
 //!   other way round);
-//! - [`suite`] (every experiment, `--only`, `--list`) and [`runner`] (a run, its report, replot).
+//! - [`suite`] (every experiment, `--only`, `--list`) and [`runner`] (a run, its report, replot);
+//!   [`docs`] (the pages' generated tables, from one run).
 
 pub mod beyond;
+pub mod docs;
 pub mod kit;
 pub mod report;
 pub mod runner;

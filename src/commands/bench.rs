@@ -64,7 +64,10 @@ fn exit_code(e: &BenchError) -> u8 {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    action: Option<BenchAction>,
     /// A CI-sized run of every experiment: smaller counts, fewer samples.
     #[arg(long)]
     quick: bool,
@@ -103,8 +106,84 @@ pub struct BenchArgs {
     cell: Option<String>,
 }
 
+#[derive(clap::Subcommand)]
+enum BenchAction {
+    /// Rewrite the generated tables of README.md and docs/results/*.md (the text between
+    /// `<!-- generated:NAME -->` and `<!-- /generated -->`) from a run's records; run it in the
+    /// repository's root.
+    Docs(DocsArgs),
+}
+
+#[derive(Args)]
+struct DocsArgs {
+    /// The run to generate from (default: the newest docs/runs/full-*).
+    #[arg(long, value_name = "DIR")]
+    run: Option<PathBuf>,
+    /// Change nothing: exit 1 and name every block whose text differs from the records.
+    #[arg(long)]
+    check: bool,
+}
+
+fn run_docs(args: &DocsArgs) -> Result<ExitCode, Stopped> {
+    use bench::docs;
+    let root = std::env::current_dir().map_err(|e| {
+        asked_wrong(BenchError::Unwritable {
+            path: ".".into(),
+            reason: e.to_string(),
+        })
+    })?;
+    if !root.join("README.md").is_file() || !root.join("docs/results").is_dir() {
+        return Err(asked_wrong(BenchError::Unwritable {
+            path: root.display().to_string(),
+            reason: "not the repository's root (no README.md and docs/results here); run `bench docs` there".into(),
+        }));
+    }
+    let dir = match &args.run {
+        Some(dir) => dir.clone(),
+        None => docs::newest_full_run(&root).map_err(asked_wrong)?,
+    };
+    let run = docs::Run::read(&root, &dir).map_err(asked_wrong)?;
+    let outcome = docs::generate(&root, &run, &docs::pages(&root), args.check)?;
+    if !args.check {
+        eprintln!(
+            "{} generated block(s) from {}; rewrote {} page(s){}",
+            outcome.blocks,
+            run.folder,
+            outcome.written.len(),
+            outcome
+                .written
+                .iter()
+                .map(|p| format!("\n  {}", p.display()))
+                .collect::<String>()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if outcome.differ.is_empty() {
+        eprintln!(
+            "docs: all {} generated block(s) match {}'s records",
+            outcome.blocks, run.folder
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "error: {} generated block(s) differ from {}'s records (edited by hand, or generated from another run):{}\n`entity-layouts bench docs` rewrites them",
+        outcome.differ.len(),
+        run.folder,
+        outcome
+            .differ
+            .iter()
+            .map(|d| format!("\n  {d}"))
+            .collect::<String>()
+    );
+    Ok(ExitCode::from(FAILED))
+}
+
 fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
     use bench::report::journal::{Interrupted, Journal, Plan};
+
+    if let Some(BenchAction::Docs(docs)) = &args.action {
+        return run_docs(docs);
+    }
 
     let mut cfg = BenchConfig::new(args.quick);
     cfg.in_process = args.in_process;

@@ -463,6 +463,8 @@ impl Experiment for Headline {
             "-".into(),
         ]);
 
+        rows.extend(seek_rows(all));
+
         let unavailable = mine
             .iter()
             .find(|r| r.metric == Metric::Unavailable)
@@ -483,6 +485,114 @@ impl Experiment for Headline {
             )
         )
     }
+}
+
+/// The rows past the studies: who wins `seek` at 1M on one thread and what it costs over the
+/// move + regen winner's frame, Bevy's tuned ECS against SoA in both, and what sorting by group
+/// and the tuned seek give `soa` (the `seek` and `order` experiments' records, where the run has
+/// them; a row says which experiment it needs where it has none).
+fn seek_rows(all: &[Record]) -> Vec<Vec<String>> {
+    let n = RATIO_N as u64;
+    let of = |experiment: &str, metric: Metric, layout: &str, knob: Option<&str>| -> Vec<f64> {
+        let mine: Vec<Record> = all
+            .iter()
+            .filter(|r| r.experiment == experiment)
+            .cloned()
+            .collect();
+        let query = Query::metric(metric).layout(layout).n(n).threads("1");
+        match knob {
+            Some(knob) => query.param(knob).per_process(&mine),
+            None => query.per_process(&mine),
+        }
+    };
+    let seek = crate::bench::beyond::seek::NAME;
+    let fastest = |metric: Metric| {
+        LayoutKind::CPU
+            .iter()
+            .filter_map(|k| Some((*k, median(&of(seek, metric, k.name(), None))?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    let needs = |what: &str| format!("needs `{what}` in the same run");
+    let row = |question: &str, here: String| {
+        vec![
+            question.to_string(),
+            here,
+            "-".into(),
+            "-".into(),
+            "-".into(),
+        ]
+    };
+    let mut rows = Vec::new();
+    rows.push(row(
+        "`seek` (each entity reads its target by handle), 1M, one thread (f32): the fastest, and its time over the move + regen winner's frame",
+        match (fastest(Metric::SeekMs), fastest(Metric::FrameMs)) {
+            (Some((seeker, seek_ms)), Some((framer, frame_ms))) => format!(
+                "`{seeker}`: {} ms, x{:.0} the {} ms frame of `{framer}`",
+                range(&of(seek, Metric::SeekMs, seeker.name(), None)),
+                seek_ms / frame_ms,
+                fmt_num(frame_ms)
+            ),
+            _ => needs(seek),
+        },
+    ));
+    let ratio = |metric: Metric| {
+        let (ecs, soa) = (
+            median(&of(seek, metric, LayoutKind::EcsContiguous.name(), None))?,
+            median(&of(seek, metric, LayoutKind::Soa.name(), None))?,
+        );
+        Some(ecs / soa)
+    };
+    rows.push(row(
+        "Bevy's tuned ECS against SoA, seek / move + regen, 1M, one thread (f32; medians)",
+        match (ratio(Metric::SeekMs), ratio(Metric::FrameMs)) {
+            (Some(a), Some(b)) => format!("x{a:.2} / x{b:.2}"),
+            _ => needs(seek),
+        },
+    ));
+    let order = crate::bench::beyond::order::NAME;
+    let soa_seek = |order_name: &str, kernel: &str| {
+        of(
+            order,
+            Metric::SeekMs,
+            LayoutKind::Soa.name(),
+            Some(&format!("order={order_name},kernel={kernel},churn=0")),
+        )
+    };
+    let id = soa_seek("id", "idiomatic");
+    let gain = |faster: Vec<f64>| -> Vec<f64> {
+        id.iter()
+            .zip(&faster)
+            .filter(|(_, f)| **f > 0.0)
+            .map(|(a, f)| a / f)
+            .collect()
+    };
+    let sort_ms = of(
+        order,
+        Metric::SortMs,
+        LayoutKind::Soa.name(),
+        Some("order=group"),
+    );
+    let answers = [
+        ("sorted by group", gain(soa_seek("group", "idiomatic"))),
+        ("tuned", gain(soa_seek("id", "tuned"))),
+        ("sorted and tuned", gain(soa_seek("group", "tuned"))),
+    ];
+    rows.push(row(
+        "`soa`'s seek sorted by who reads whom, tuned (handles resolved once, prefetched), and both, over its seek in id order, 1M, one thread (f32)",
+        if id.is_empty() {
+            needs(order)
+        } else {
+            let mut text: Vec<String> = answers
+                .iter()
+                .map(|(what, gains)| format!("{what} x{}", range(gains)))
+                .collect();
+            if let Some(ms) = median(&sort_ms) {
+                text.push(format!("the sort {} ms", fmt_num(ms)));
+            }
+            text.join("; ")
+        },
+    ));
+    rows
 }
 
 #[cfg(test)]

@@ -23,13 +23,13 @@ use std::time::Instant;
 use crate::bench::kit::ecs_ops::{MARKERS, marked};
 use crate::bench::kit::frames::frame_stats_on;
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::studies::counters;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
+use crate::bench::studies::counters;
 use crate::counters::FrameSpec;
 use crate::counters::cachegrind::{self, PINNED};
 use crate::layout::LayoutKind;
@@ -62,8 +62,8 @@ const TUNED_PEERS: [LayoutKind; 3] = [
     LayoutKind::FlecsTuned,
     LayoutKind::ShipyardTuned,
 ];
-/// Fresh processes per figure.
-const REPS: usize = 3;
+/// Fresh processes per figure: as many as `seek` takes, whose frames this experiment reads.
+const REPS: usize = 2;
 /// Where the instructions and misses are counted: past the L2 of today's machines, so the
 /// misses are the layout's, and small enough for cachegrind to build in seconds.
 const COUNTED_N: usize = 1_000_000;
@@ -101,9 +101,17 @@ fn counted(all: &[Record], kind: LayoutKind, n: usize) -> Option<(f64, Option<f6
     let ours = Query::metric(Metric::Instructions)
         .layout(kind.name())
         .n(n as u64)
-        .find(&all.iter().filter(|r| r.experiment == NAME).cloned().collect::<Vec<_>>())
+        .find(
+            &all.iter()
+                .filter(|r| r.experiment == NAME)
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
         .map(|r| {
-            let l1d = r.param.strip_prefix("l1d_misses=").and_then(|v| v.parse().ok());
+            let l1d = r
+                .param
+                .strip_prefix("l1d_misses=")
+                .and_then(|v| v.parse().ok());
             (r.p50, l1d)
         });
     ours.or_else(|| {
@@ -393,7 +401,7 @@ impl Experiment for Peers {
                         let measured = Query::metric(Metric::FrameMs)
                             .layout(kind.name())
                             .n(n as u64)
-                            .threads(&threads.to_string())
+                            .threads(threads.name())
                             .per_process(&framed)
                             .len();
                         if measured <= rep {

@@ -37,20 +37,19 @@ const GPU_COUNT: usize = 100_000_000;
 const SETTLE_FRAMES: u64 = 5;
 
 fn sizes(_cfg: &BenchConfig) -> Vec<&'static str> {
-    // 1080p doubled the experiment (one 10M cell took 114 s on a 2-core EPYC); the app opens at
-    // 720p, and CI's screenshots are taken there.
+    // 1080p doubled the experiment (one 10M cell took 114 s, `bench --worker render --cell
+    // size=1920x1080:layout=soa:n=10000000:rep=0`, 2026-12-04, AMD EPYC); the app opens at 720p,
+    // and CI's screenshots are taken there.
     vec!["1280x720"]
 }
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    cfg.counts_or(cfg.pick(
-        vec![10_000, 1_000_000, 10_000_000],
-        vec![10_000, 100_000],
-    ))
+    cfg.counts_or(cfg.pick(vec![1_000_000, 10_000_000], vec![10_000, 100_000]))
 }
 
 /// One process per cell: the renderers alternate in rounds inside it, which is what the ratio
-/// is read from (a 1M cell takes 41 s under lavapipe on two cores).
+/// is read from (a 1M cell took 41 s under lavapipe on two cores, `bench --worker render --cell
+/// size=1280x720:layout=soa:n=1000000:rep=0`, 2026-12-04, AMD EPYC).
 fn reps(_cfg: &BenchConfig) -> usize {
     1
 }

@@ -57,8 +57,29 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 /// Both directions up to 1M; at 10M only the switch into each layout, the direction that
-/// builds the library's world (13 s into `ecs-table` at 10M, one cell; both directions took
-/// most of this experiment's 7.5 minutes, docs/runs/switch).
+/// builds the library's world (13 s into `ecs-table` at 10M, `bench --worker switch --cell
+/// ecs-table:into:10000000`, 2026-12-04, AMD EPYC; both directions at 10M took most of this
+/// experiment's 7.5 minutes, docs/runs/switch).
+/// Every CPU layout up to 1M; at 10M one of each family (the libraries' idiomatic forms, whose
+/// tuned forms fill the same worlds), which the 10 s target is read against.
+fn layouts_at(n: usize) -> Vec<LayoutKind> {
+    if n >= 10_000_000 {
+        vec![
+            LayoutKind::EcsTable,
+            LayoutKind::EcsSparse,
+            LayoutKind::Hecs,
+            LayoutKind::Flecs,
+            LayoutKind::Shipyard,
+            LayoutKind::Aos,
+            LayoutKind::Chunks,
+            LayoutKind::Boxed,
+            LayoutKind::Dyn(12),
+        ]
+    } else {
+        LayoutKind::CPU.to_vec()
+    }
+}
+
 fn directions_at(n: usize) -> &'static [&'static str] {
     if n >= 10_000_000 {
         &DIRECTIONS[..1]
@@ -114,7 +135,7 @@ impl Experiment for Switch {
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
-            for kind in cfg.layouts_of(&LayoutKind::CPU) {
+            for kind in cfg.layouts_of(&layouts_at(n)) {
                 for direction in directions_at(n) {
                     cells.push(format!("{kind}:{direction}:{n}"));
                 }
@@ -177,7 +198,7 @@ impl Experiment for Switch {
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
         let mut out = format!(
-            "f32, one thread. Each layout switched into from `soa` and out of it to `soa` (`soa`'s partner is `aos`), in a fresh process per cell. **At once**: `Swarm::switch_to`'s cost, every entity copied in one frame. **Paced**, as the app does it: each frame copies for its share of the frame (`Pace::FrameShare`: half of the frame the machine runs, at least {budget} ms; here the frames are the copy alone, so {budget} ms), in batches sized from the rate measured so far, the simulation paused so that the copy is timed alone; the request's own frame (a fresh layout, room reserved) counts as a frame of copying. **Done** is the wall-clock time from the request to the switch's end. Targets: no frame copies for more than {worst} ms; a switch at 1M copies for at most {total} ms in all and is done within {done} ms, at 10M within {done10} ms (✓ met, ✗ not). At 10M, the switch into each layout only.\n\n",
+            "f32, one thread. Each layout switched into from `soa` and out of it to `soa` (`soa`'s partner is `aos`), in a fresh process per cell. **At once**: `Swarm::switch_to`'s cost, every entity copied in one frame. **Paced**, as the app does it: each frame copies for its share of the frame (`Pace::FrameShare`: half of the frame the machine runs, at least {budget} ms; here the frames are the copy alone, so {budget} ms), in batches sized from the rate measured so far, the simulation paused so that the copy is timed alone; the request's own frame (a fresh layout, room reserved) counts as a frame of copying. **Done** is the wall-clock time from the request to the switch's end. Targets: no frame copies for more than {worst} ms; a switch at 1M copies for at most {total} ms in all and is done within {done} ms, at 10M within {done10} ms (✓ met, ✗ not). At 10M, the switch into one layout of each family only.\n\n",
             budget = MIN_SHARE.as_millis(),
             worst = WORST_FRAME_TARGET_MS,
             total = TOTAL_TARGET_MS,

@@ -15,45 +15,42 @@ pub struct Typical {
 }
 
 const EPYC: &str = "AMD EPYC, 2 cores";
-const XEON: &str = "Intel Xeon, 2 cores";
 
-/// One run of the twenty experiments that take minutes rather than hours (1,366 s in all):
-/// `bench --only layouts,spawn,crossings,ecs-vs-soa,headline,width,random-access,churn,filtered,
-/// fragmentation,dispatch,js,threads,gather,migration,memory,shrink,bandwidth,gpu,upload`.
-const FAST_RUN: &str = "bench --only (the 20 shorter ones), 2026-12-02";
+/// The full run the docs are generated from: every experiment's cells (child processes
+/// included) summed from its `cells.jsonl`, in the order it ran them.
+const FULL_RUN: &str = "docs/runs/full-2026-12-04";
 
-/// `(experiment, seconds, machine, source)` for full runs: the longer experiments from the runs
-/// the results pages quote, the rest from one run of them all.
+/// `(experiment, seconds, machine, source)` for full runs.
 const FULL: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 267.2, EPYC, FAST_RUN),
-    ("spawn", 34.1, EPYC, FAST_RUN),
-    ("crossings", 218.4, EPYC, FAST_RUN),
-    ("ecs-vs-soa", 336.5, EPYC, FAST_RUN),
-    ("headline", 123.9, EPYC, FAST_RUN),
-    ("width", 14.2, EPYC, FAST_RUN),
-    ("random-access", 26.0, EPYC, FAST_RUN),
-    ("churn", 7.7, EPYC, FAST_RUN),
-    ("filtered", 7.1, EPYC, FAST_RUN),
-    ("fragmentation", 10.1, EPYC, FAST_RUN),
-    ("dispatch", 3.7, EPYC, FAST_RUN),
-    ("js", 141.0, EPYC, FAST_RUN),
-    ("threads", 21.0, EPYC, FAST_RUN),
-    ("gather", 14.8, EPYC, FAST_RUN),
-    ("migration", 3.7, EPYC, FAST_RUN),
-    ("memory", 78.5, EPYC, FAST_RUN),
-    ("shrink", 13.8, EPYC, FAST_RUN),
-    ("bandwidth", 2.7, EPYC, FAST_RUN),
-    ("gpu", 11.3, EPYC, FAST_RUN),
-    ("upload", 30.3, EPYC, FAST_RUN),
-    ("seek", 4363.0, EPYC, "docs/runs/seek"),
-    ("peers", 2200.0, XEON, "docs/runs/peers"),
-    ("counters", 1508.0, XEON, "docs/runs/counters"),
-    ("render", 926.0, XEON, "docs/runs/render"),
-    ("switch", 451.0, XEON, "docs/runs/switch"),
-    ("cpp", 246.0, XEON, "docs/runs/cpp"),
-    ("simd", 149.0, XEON, "docs/runs/simd"),
-    ("grow", 77.0, EPYC, "bench --only grow, 2026-12-02"),
-    ("order", 572.0, EPYC, "docs/runs/order"),
+    ("layouts", 158.0, EPYC, FULL_RUN),
+    ("spawn", 32.5, EPYC, FULL_RUN),
+    ("crossings", 198.6, EPYC, FULL_RUN),
+    ("ecs-vs-soa", 68.2, EPYC, FULL_RUN),
+    ("headline", 135.4, EPYC, FULL_RUN),
+    ("width", 16.0, EPYC, FULL_RUN),
+    ("random-access", 26.6, EPYC, FULL_RUN),
+    ("seek", 402.6, EPYC, FULL_RUN),
+    ("order", 335.5, EPYC, FULL_RUN),
+    ("churn", 7.7, EPYC, FULL_RUN),
+    ("filtered", 6.8, EPYC, FULL_RUN),
+    ("fragmentation", 9.2, EPYC, FULL_RUN),
+    ("dispatch", 3.7, EPYC, FULL_RUN),
+    ("js", 146.4, EPYC, FULL_RUN),
+    ("cpp", 143.1, EPYC, FULL_RUN),
+    ("counters", 313.5, EPYC, FULL_RUN),
+    ("peers", 82.9, EPYC, FULL_RUN),
+    ("threads", 19.9, EPYC, FULL_RUN),
+    ("simd", 113.1, EPYC, FULL_RUN),
+    ("gather", 14.8, EPYC, FULL_RUN),
+    ("migration", 3.6, EPYC, FULL_RUN),
+    ("switch", 127.2, EPYC, FULL_RUN),
+    ("grow", 30.7, EPYC, FULL_RUN),
+    ("memory", 5.1, EPYC, FULL_RUN),
+    ("shrink", 9.7, EPYC, FULL_RUN),
+    ("bandwidth", 2.9, EPYC, FULL_RUN),
+    ("gpu", 10.2, EPYC, FULL_RUN),
+    ("upload", 28.7, EPYC, FULL_RUN),
+    ("render", 114.1, EPYC, FULL_RUN),
 ];
 
 /// `bench --quick` measured each of its experiments in one run (each cell's seconds summed from

@@ -19,8 +19,8 @@ pub struct Method {
 /// Adaptive sampling, as criterion stops once its estimate is tight: a cell whose samples are so
 /// slow that [`Method::min_samples`] would run past [`SETTLED_AFTER`] stops as soon as it holds
 /// [`SETTLED_SAMPLES`] and its middle half lies within [`SETTLED_SPREAD`] of the median. Fast
-/// cells never reach it (15 samples of 4 ms fit the budget); at 1M and 10M, where one pass takes
-/// 50-500 ms, it halves a cell, and a noisy one still takes every sample it would have.
+/// cells never reach it (15 samples of 4 ms fit the budget); a slow, steady cell takes 7 samples
+/// instead of 15, and a noisy one still takes every sample it would have.
 pub const SETTLED_SAMPLES: usize = 7;
 /// See [`SETTLED_SAMPLES`].
 pub const SETTLED_AFTER: Duration = Duration::from_secs(2);

@@ -27,6 +27,9 @@ pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
     })
 }
 
+/// From this count the sweep runs f64 only.
+const F64_ONLY_FROM: usize = 10_000_000;
+
 fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
     let mut out = Vec::new();
     for kind in cfg.layouts_of(&LayoutKind::CPU) {
@@ -62,7 +65,14 @@ impl Experiment for Layouts {
 
     fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
         let n: usize = Cell::new(NAME, cell).value("n=", "")?;
-        let mut out = sweep::<f32>(cfg, n)?;
+        // At 10M, f64 only: the crossings bracket their searches with it, and both sweeps there
+        // took 189 s of this experiment's 225 s (docs/runs/bench-first-try); f32 at 10M is
+        // `order`'s and `headline`'s.
+        let mut out = if n < F64_ONLY_FROM {
+            sweep::<f32>(cfg, n)?
+        } else {
+            Vec::new()
+        };
         out.extend(sweep::<f64>(cfg, n)?);
         Ok(out)
     }

@@ -1,0 +1,343 @@
+//! `bench docs`: the pages' tables, written from one run's records. README.md and every page
+//! under docs/results/ mark each generated block with `<!-- generated:NAME -->` and
+//! `<!-- /generated -->`; `bench docs` rewrites what lies between from the newest
+//! `docs/runs/full-*/` (or the run it is given), and `bench docs --check` says which blocks
+//! differ from what the records give, so that a number edited by hand fails CI.
+//!
+//! A block's NAME is an experiment's: its tables, as the run's own results.md renders them, under
+//! a line naming the run, its machine and its wall time (README.md holds `headline`); or
+//! [`RUN_BLOCK`], one sentence on the run itself: its command, wall time, machine and what it
+//! skipped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::bench::report::experiment::{BenchConfig, BenchError};
+use crate::bench::report::journal::{PLAN_FILE, Plan};
+use crate::bench::report::output::{SavedRun, read_results};
+use crate::bench::report::progress::human;
+use crate::bench::report::record::Record;
+use crate::bench::suite::experiments;
+
+/// Where the runs the pages cite live, relative to the repository's root.
+pub const RUNS: &str = "docs/runs";
+/// The folder-name prefix of a complete run the pages are generated from.
+pub const FULL_PREFIX: &str = "full-";
+
+/// The block that describes the run itself rather than one experiment.
+pub const RUN_BLOCK: &str = "run";
+
+const OPEN: &str = "<!-- generated:";
+const OPEN_END: &str = " -->";
+const CLOSE: &str = "<!-- /generated -->";
+
+/// The newest `docs/runs/full-*` under `root` (by name: the names carry the date).
+pub fn newest_full_run(root: &Path) -> Result<PathBuf, BenchError> {
+    let runs = root.join(RUNS);
+    let unreadable = |reason: String| BenchError::Unwritable {
+        path: runs.display().to_string(),
+        reason,
+    };
+    let mut full: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .map_err(|e| unreadable(e.to_string()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(FULL_PREFIX))
+                && p.join("results.json").exists()
+        })
+        .collect();
+    full.sort();
+    full.pop().ok_or_else(|| {
+        unreadable(format!(
+            "no {FULL_PREFIX}* folder with a results.json: run `entity-layouts bench --out {RUNS}/{FULL_PREFIX}<date>` first"
+        ))
+    })
+}
+
+/// One run, read back with the options it ran with.
+pub struct Run {
+    /// The folder, as the pages link it from the repository's root (`docs/runs/full-…`).
+    pub folder: String,
+    pub saved: SavedRun,
+    pub cfg: BenchConfig,
+    /// The experiments the run measured nothing in, and why (its results.json's `skipped`).
+    pub skipped: BTreeMap<String, String>,
+}
+
+impl Run {
+    pub fn read(root: &Path, dir: &Path) -> Result<Self, BenchError> {
+        let saved = read_results(&dir.join("results.json"))?;
+        let cfg = match std::fs::read_to_string(dir.join(PLAN_FILE)) {
+            Ok(text) => serde_json::from_str::<Plan>(&text)
+                .map_err(|e| BenchError::Unwritable {
+                    path: dir.join(PLAN_FILE).display().to_string(),
+                    reason: format!("not a run plan: {e}"),
+                })?
+                .config(),
+            Err(_) => BenchConfig::new(saved.command.contains("--quick")),
+        };
+        let folder = dir
+            .strip_prefix(root)
+            .unwrap_or(dir)
+            .to_string_lossy()
+            .trim_end_matches('/')
+            .to_string();
+        let skipped = std::fs::read_to_string(dir.join("results.json"))
+            .ok()
+            .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
+            .and_then(|v| serde_json::from_value(v["skipped"].clone()).ok())
+            .unwrap_or_default();
+        Ok(Self {
+            folder,
+            saved,
+            cfg,
+            skipped,
+        })
+    }
+
+    fn mine(&self, experiment: &str) -> Vec<Record> {
+        self.saved
+            .records
+            .iter()
+            .filter(|r| r.experiment == experiment)
+            .cloned()
+            .collect()
+    }
+
+    fn machine(&self) -> String {
+        self.saved
+            .machine
+            .as_ref()
+            .map_or("machine not recorded".to_string(), |m| m.line())
+    }
+
+    /// The run block: the command, its wall time by the bench's own clock, the machine, and
+    /// every experiment it skipped with the reason.
+    fn summary(&self, page: &Path) -> String {
+        let skipped: Vec<String> = self
+            .skipped
+            .iter()
+            .filter(|(_, why)| *why != "not asked for")
+            .map(|(name, why)| format!("`{name}` ({why})"))
+            .collect();
+        format!(
+            "The run the tables are generated from, [{folder}]({link}/results.md): `{command}` took {took} end to end by the bench's own clock, {cells} records from {ran} experiments, on `{machine}`.{skipped}\n",
+            folder = self.folder,
+            link = relative_link(page, &self.folder),
+            command = self.saved.command,
+            took = human(self.saved.seconds),
+            cells = self.saved.records.len(),
+            ran = self.experiments_run(),
+            machine = self.machine(),
+            skipped = if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" Measured nothing: {}.", skipped.join("; "))
+            },
+        )
+    }
+
+    fn experiments_run(&self) -> usize {
+        let mut names: Vec<&str> = self
+            .saved
+            .records
+            .iter()
+            .map(|r| r.experiment.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    }
+
+    /// The line above every generated block: which run, on which machine, in how long.
+    fn provenance(&self, page: &Path) -> String {
+        let machine = self.machine();
+        format!(
+            "*Generated by `entity-layouts bench docs` from [{folder}]({link}/results.md) (`{command}`, {took} end to end). Machine: {machine}.*\n\n",
+            folder = self.folder,
+            link = relative_link(page, &self.folder),
+            command = self.saved.command,
+            took = human(self.saved.seconds),
+        )
+    }
+
+    /// The text of block `name` on `page`, or `None` for a name nothing generates.
+    pub fn block(&self, name: &str, page: &Path) -> Option<String> {
+        if name == RUN_BLOCK {
+            return Some(self.summary(page));
+        }
+        let all = &self.saved.records;
+        let experiment = experiments().into_iter().find(|e| e.name() == name)?;
+        let mine = self.mine(name);
+        let body = if mine.is_empty() {
+            let why = self
+                .skipped
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| "it did not run".to_string());
+            format!("This run measured nothing here: {why}.\n")
+        } else {
+            experiment.render(&self.cfg, &mine, all)
+        };
+        Some(format!("{}{}", self.provenance(page), body))
+    }
+}
+
+/// `folder` (from the repository's root) as a link from `page` (also from the root).
+fn relative_link(page: &Path, folder: &str) -> String {
+    let depth = page.parent().map_or(0, |p| p.components().count());
+    format!("{}{folder}", "../".repeat(depth))
+}
+
+/// One marked block found in a page.
+#[derive(Debug, PartialEq)]
+struct Block {
+    name: String,
+    /// Byte range of the text between the two markers.
+    inner: std::ops::Range<usize>,
+}
+
+/// Every marked block of `text`, in order; a marker left open or a block inside a block is an
+/// error that names the page and the block.
+fn blocks(page: &Path, text: &str) -> Result<Vec<Block>, String> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(start) = text[at..].find(OPEN).map(|i| i + at) {
+        let name_start = start + OPEN.len();
+        let name_end = text[name_start..]
+            .find(OPEN_END)
+            .map(|i| i + name_start)
+            .ok_or_else(|| format!("{}: a generated marker is not closed", page.display()))?;
+        let name = text[name_start..name_end].trim().to_string();
+        let inner_start = name_end + OPEN_END.len();
+        let close = text[inner_start..]
+            .find(CLOSE)
+            .map(|i| i + inner_start)
+            .ok_or_else(|| format!("{}: block '{name}' has no {CLOSE} after it", page.display()))?;
+        if text[inner_start..close].contains(OPEN) {
+            return Err(format!(
+                "{}: block '{name}' holds another generated block before its {CLOSE}",
+                page.display()
+            ));
+        }
+        out.push(Block {
+            name,
+            inner: inner_start..close,
+        });
+        at = close + CLOSE.len();
+    }
+    Ok(out)
+}
+
+/// What `bench docs` found or did on one page.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// `page: block` for every block whose text differs from what the records give.
+    pub differ: Vec<String>,
+    /// Pages written (none under `--check`).
+    pub written: Vec<PathBuf>,
+    /// Blocks on the pages, in all.
+    pub blocks: usize,
+}
+
+/// The pages that may hold generated blocks: README.md and docs/results/*.md.
+pub fn pages(root: &Path) -> Vec<PathBuf> {
+    let mut pages = vec![PathBuf::from("README.md")];
+    if let Ok(entries) = std::fs::read_dir(root.join("docs/results")) {
+        let mut results: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| Path::new("docs/results").join(e.file_name()))
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        results.sort();
+        pages.extend(results);
+    }
+    pages
+}
+
+/// Rewrites (or, with `check`, compares) every marked block of `pages` from `run`.
+pub fn generate(
+    root: &Path,
+    run: &Run,
+    pages: &[PathBuf],
+    check: bool,
+) -> Result<Outcome, BenchError> {
+    let mut outcome = Outcome::default();
+    for page in pages {
+        let path = root.join(page);
+        let text = std::fs::read_to_string(&path).map_err(|e| BenchError::Unwritable {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let found = blocks(page, &text).map_err(|reason| BenchError::Unwritable {
+            path: path.display().to_string(),
+            reason,
+        })?;
+        let mut rewritten = String::with_capacity(text.len());
+        let mut copied = 0;
+        for block in &found {
+            outcome.blocks += 1;
+            let wanted = run.block(&block.name, page).ok_or_else(|| BenchError::Unwritable {
+                path: path.display().to_string(),
+                reason: format!(
+                    "no generator for block '{}'; accepted: {RUN_BLOCK}, or an experiment's name ({})",
+                    block.name,
+                    crate::bench::suite::experiment_names()
+                ),
+            })?;
+            let wanted = format!("\n{}\n", wanted.trim_end());
+            if text[block.inner.clone()] != wanted {
+                outcome
+                    .differ
+                    .push(format!("{}: {}", page.display(), block.name));
+            }
+            rewritten.push_str(&text[copied..block.inner.start]);
+            rewritten.push_str(&wanted);
+            copied = block.inner.end;
+        }
+        rewritten.push_str(&text[copied..]);
+        if !check && rewritten != text {
+            crate::bench::report::output::write_atomically(&path, rewritten.as_bytes())?;
+            outcome.written.push(page.clone());
+        }
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_found_and_bad_markers_named() {
+        let page = Path::new("docs/results/x.md");
+        let text = "a\n<!-- generated:churn -->\nold\n<!-- /generated -->\nb <!-- generated:headline -->x<!-- /generated -->";
+        let found = blocks(page, text).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].name, "churn");
+        assert_eq!(&text[found[0].inner.clone()], "\nold\n");
+        assert_eq!(found[1].name, "headline");
+        let open = blocks(page, "<!-- generated:churn -->\nold\n").unwrap_err();
+        assert!(open.contains("churn") && open.contains("x.md"), "{open}");
+        let nested = blocks(
+            page,
+            "<!-- generated:a -->\n<!-- generated:b -->\n<!-- /generated -->",
+        )
+        .unwrap_err();
+        assert!(nested.contains("'a'"), "{nested}");
+    }
+
+    #[test]
+    fn links_climb_out_of_the_page_folder() {
+        assert_eq!(
+            relative_link(Path::new("README.md"), "docs/runs/full-x"),
+            "docs/runs/full-x"
+        );
+        assert_eq!(
+            relative_link(Path::new("docs/results/a.md"), "docs/runs/full-x"),
+            "../../docs/runs/full-x"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! The pages' generated tables are what the committed full run's records give: `bench docs
+//! --check` passes on the repository as committed, and fails, naming the block, once one digit
+//! inside a generated block is edited by hand.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check_in(dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_entity-layouts"))
+        .args(["bench", "docs", "--check"])
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn every_generated_block_matches_the_committed_run() {
+    let out = check_in(&root());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("generated block(s) match docs/runs/full-"),
+        "{err}"
+    );
+    // Every page of results and the README carry at least one block, but the two whose
+    // figures come from the app, the soak and the faults rather than from the bench.
+    let from_the_app = ["reliability.md", "stage.md"];
+    let pages: Vec<PathBuf> = std::fs::read_dir(root().join("docs/results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .filter(|p| !from_the_app.contains(&p.file_name().unwrap().to_str().unwrap()))
+        .chain([root().join("README.md")])
+        .collect();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            text.contains("<!-- generated:"),
+            "{} has no generated block",
+            page.display()
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_number_edited_by_hand_fails_the_check_and_names_its_block() {
+    let dir = std::env::temp_dir().join(format!("entity-layouts-docs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("docs/runs")).unwrap();
+    std::fs::copy(root().join("README.md"), dir.join("README.md")).unwrap();
+    copy_dir(&root().join("docs/results"), &dir.join("docs/results"));
+    let run = std::fs::read_dir(root().join("docs/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("full-")
+        })
+        .max()
+        .expect("a committed full run");
+    copy_dir(&run, &dir.join("docs/runs").join(run.file_name().unwrap()));
+    assert_eq!(check_in(&dir).status.code(), Some(0));
+
+    // One digit inside README's headline block, changed.
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let start = readme.find("<!-- generated:headline -->").unwrap();
+    let end = start + readme[start..].find("<!-- /generated -->").unwrap();
+    let at = start
+        + readme[start..end]
+            .find(" | x")
+            .expect("a ratio in the headline")
+        + 4;
+    let digit = readme.as_bytes()[at];
+    assert!(digit.is_ascii_digit(), "{}", &readme[at..at + 10]);
+    let edited = format!(
+        "{}{}{}",
+        &readme[..at],
+        if digit == b'9' {
+            '1'
+        } else {
+            (digit + 1) as char
+        },
+        &readme[at + 1..]
+    );
+    std::fs::write(dir.join("README.md"), edited).unwrap();
+    let out = check_in(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("README.md: headline"), "{err}");
+    assert!(err.contains("1 generated block(s) differ"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
