@@ -9,7 +9,6 @@
 //! [`RUN_BLOCK`], one sentence on the run itself: its command, wall time, machine and what it
 //! skipped.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::bench::report::experiment::{BenchConfig, BenchError};
@@ -62,8 +61,6 @@ pub struct Run {
     pub folder: String,
     pub saved: SavedRun,
     pub cfg: BenchConfig,
-    /// The experiments the run measured nothing in, and why (its results.json's `skipped`).
-    pub skipped: BTreeMap<String, String>,
 }
 
 impl Run {
@@ -84,17 +81,7 @@ impl Run {
             .to_string_lossy()
             .trim_end_matches('/')
             .to_string();
-        let skipped = std::fs::read_to_string(dir.join("results.json"))
-            .ok()
-            .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
-            .and_then(|v| serde_json::from_value(v["skipped"].clone()).ok())
-            .unwrap_or_default();
-        Ok(Self {
-            folder,
-            saved,
-            cfg,
-            skipped,
-        })
+        Ok(Self { folder, saved, cfg })
     }
 
     fn mine(&self, experiment: &str) -> Vec<Record> {
@@ -117,6 +104,7 @@ impl Run {
     /// every experiment it skipped with the reason.
     fn summary(&self, page: &Path) -> String {
         let skipped: Vec<String> = self
+            .saved
             .skipped
             .iter()
             .filter(|(_, why)| *why != "not asked for")
@@ -173,6 +161,7 @@ impl Run {
         let mine = self.mine(name);
         let body = if mine.is_empty() {
             let why = self
+                .saved
                 .skipped
                 .get(name)
                 .cloned()

@@ -85,28 +85,24 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 /// the same frame (f32, baseline tier, one thread and all cores, a fresh process each) for every
 /// CPU layout; where it ran first, this experiment runs no frame cell of its own for it.
 fn frames(all: &[Record]) -> Vec<Record> {
-    all.iter()
-        .filter(|r| {
-            r.metric == Metric::FrameMs
-                && (r.experiment == NAME || r.experiment == crate::bench::beyond::seek::NAME)
-        })
-        .cloned()
-        .collect()
+    all.iter().filter(|r| is_frame(r)).cloned().collect()
+}
+
+fn is_frame(r: &Record) -> bool {
+    r.metric == Metric::FrameMs
+        && (r.experiment == NAME || r.experiment == crate::bench::beyond::seek::NAME)
 }
 
 /// The instruction counts of a run: the `counters` experiment's simulated ones at
 /// [`COUNTED_N`] (the same frame, the same geometry), or this experiment's own where it did not
 /// run first.
 fn counted(all: &[Record], kind: LayoutKind, n: usize) -> Option<(f64, Option<f64>)> {
-    let ours = Query::metric(Metric::Instructions)
+    let query = Query::metric(Metric::Instructions)
         .layout(kind.name())
-        .n(n as u64)
-        .find(
-            &all.iter()
-                .filter(|r| r.experiment == NAME)
-                .cloned()
-                .collect::<Vec<_>>(),
-        )
+        .n(n as u64);
+    let ours = all
+        .iter()
+        .find(|r| r.experiment == NAME && query.matches(r))
         .map(|r| {
             let l1d = r
                 .param
@@ -300,11 +296,7 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
         records
             .iter()
             .filter(|r| {
-                (r.experiment == NAME || r.experiment == crate::bench::beyond::seek::NAME)
-                    && r.metric == Metric::FrameMs
-                    && r.layout == kind.name()
-                    && r.n == n as u64
-                    && r.threads == "1"
+                is_frame(r) && r.layout == kind.name() && r.n == n as u64 && r.threads == "1"
             })
             .map(|r| (r.param.clone(), r.p50))
             .collect()

@@ -104,6 +104,8 @@ pub struct SavedRun {
     pub seconds: f64,
     /// Cells that failed in the run (none for runs from before failures were kept).
     pub failed: Vec<FailedCell>,
+    /// The experiments that measured nothing, and why (empty for runs from before it was kept).
+    pub skipped: std::collections::BTreeMap<String, String>,
 }
 
 /// Reads a run's `results.json` back.
@@ -124,6 +126,7 @@ pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
         method: value["method"].as_str().unwrap_or("unknown").to_string(),
         seconds: value["seconds"].as_f64().unwrap_or(f64::NAN),
         failed: serde_json::from_value(value["failed"].clone()).unwrap_or_default(),
+        skipped: serde_json::from_value(value["skipped"].clone()).unwrap_or_default(),
     })
 }
 
