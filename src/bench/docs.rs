@@ -1,5 +1,5 @@
-//! `bench docs`: the pages' tables, written from one run's records. README.md and every page
-//! under docs/results/ mark each generated block with `<!-- generated:NAME -->` and
+//! `bench docs`: the pages' tables, written from one run's records. README.md, docs/bench.md and
+//! every page under docs/results/ mark each generated block with `<!-- generated:NAME -->` and
 //! `<!-- /generated -->`; `bench docs` rewrites what lies between from the newest
 //! `docs/runs/full-*/` (or the run it is given), and `bench docs --check` says which blocks
 //! differ from what the records give, so that a number edited by hand fails CI.
@@ -231,9 +231,14 @@ pub struct Outcome {
     pub blocks: usize,
 }
 
-/// The pages that may hold generated blocks: README.md and docs/results/*.md.
+/// The pages that may hold generated blocks: README.md, docs/bench.md (how long a full run
+/// takes) and docs/results/*.md.
 pub fn pages(root: &Path) -> Vec<PathBuf> {
     let mut pages = vec![PathBuf::from("README.md")];
+    let bench = PathBuf::from("docs/bench.md");
+    if root.join(&bench).exists() {
+        pages.push(bench);
+    }
     if let Ok(entries) = std::fs::read_dir(root.join("docs/results")) {
         let mut results: Vec<PathBuf> = entries
             .filter_map(|e| e.ok())

@@ -194,13 +194,43 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.counts_or(cfg.pick(vec![1_000_000, 10_000_000], vec![100_000]))
 }
 
-/// Fresh processes per count (the headline's five are the `headline` experiment's).
-const REPS: usize = 3;
+/// Fresh processes per count: the headline's tuned and idiomatic ECS rows are read from them,
+/// so they take as many as the headline's own rows.
+const REPS: usize = 5;
 /// Fresh allocations of SoA's columns per process, after the first.
 const DEALS: usize = 3;
+/// From this count on, only the first process builds the three control worlds and re-deals
+/// SoA's pages. A 10M process with them took 51 s (docs/runs/full-2026-12-04, `ecs-vs-soa`
+/// n=10000000;rep=1) and 48 s without the re-deals, most of it building six 10M populations;
+/// the five processes the targets need would have put the full run past 45 minutes. The
+/// controls' questions (is the gap the interleaved `Position`? does SoA's time move with its
+/// pages?) are asked at 1M in every process.
+const CONTROLS_ONCE_FROM: usize = 10_000_000;
 
 fn reps(cfg: &BenchConfig) -> usize {
     cfg.pick(REPS, 2)
+}
+
+/// Whether this process builds the controls and re-deals SoA's pages.
+fn with_controls(n: usize, rep: usize) -> bool {
+    rep == 1 || n < CONTROLS_ONCE_FROM
+}
+
+/// The three control worlds of one process.
+struct Controls {
+    split: SplitWorld,
+    pairs: OldLoopWorld,
+    one_cursor: OldLoopWorld,
+}
+
+impl Controls {
+    fn new(n: usize) -> Self {
+        Self {
+            split: SplitWorld::new(n),
+            pairs: OldLoopWorld::new(n, OldMove::Pairs),
+            one_cursor: OldLoopWorld::new(n, OldMove::OneCursor),
+        }
+    }
 }
 
 /// The fields whose columns the frame streams through.
@@ -278,13 +308,7 @@ impl Experiment for EcsVsSoa {
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
         let mut cells = Vec::new();
         for rep in 1..=reps(cfg) {
-            // 10M in one process: a 10M process here took 45-56 s (docs/runs/bench-first-try).
-            // The headline's ECS rows are read from these records, so their 10M figure is
-            // one process's, with no spread.
-            for n in counts(cfg)
-                .into_iter()
-                .filter(|&n| rep == 1 || n < 10_000_000)
-            {
+            for n in counts(cfg) {
                 cells.push(format!("n={n};rep={rep}"));
             }
         }
@@ -312,20 +336,21 @@ impl Experiment for EcsVsSoa {
         if !soa_first(rep) {
             swarms.reverse();
         }
-        let mut split = SplitWorld::new(n);
-        let mut pairs = OldLoopWorld::new(n, OldMove::Pairs);
-        let mut one_cursor = OldLoopWorld::new(n, OldMove::OneCursor);
+        let mut controls = with_controls(n, rep).then(|| Controls::new(n));
         let dt = Dt::default();
-        // Per round: the six frames, then move and regen apart for SoA and the tuned ECS.
+        // Per round: the six frames (the controls' NaN where this process has none), then move
+        // and regen apart for SoA and the tuned ECS.
         let mut per_round: Vec<[f64; 10]> = Vec::new();
         for _ in 0..rounds {
-            let mut round = [0.0; 10];
+            let mut round = [f64::NAN; 10];
             for (slot, swarm) in round.iter_mut().zip(swarms.iter_mut()) {
                 *slot = measure(&method, || swarm.step(dt, Threads::One)).p50;
             }
-            round[3] = measure(&method, || split.step(dt.as_scalar())).p50;
-            round[4] = measure(&method, || pairs.step(dt.as_scalar())).p50;
-            round[5] = measure(&method, || one_cursor.step(dt.as_scalar())).p50;
+            if let Some(c) = controls.as_mut() {
+                round[3] = measure(&method, || c.split.step(dt.as_scalar())).p50;
+                round[4] = measure(&method, || c.pairs.step(dt.as_scalar())).p50;
+                round[5] = measure(&method, || c.one_cursor.step(dt.as_scalar())).p50;
+            }
             for (i, k) in [0, 1].into_iter().enumerate() {
                 let swarm = &mut swarms[k];
                 round[6 + i] = measure(&method, || swarm.step_move(dt, Threads::One)).p50;
@@ -344,6 +369,9 @@ impl Experiment for EcsVsSoa {
             Stats::from_samples(per_round.iter().map(|r| r[i] / r[of]).collect())
         };
         for (i, name) in names.iter().enumerate() {
+            if per_round.iter().any(|r| r[i].is_nan()) {
+                continue;
+            }
             let rec = Record::new(NAME, name.as_str(), "f32", n).param(&param);
             out.push(
                 rec.clone()
@@ -369,6 +397,9 @@ impl Experiment for EcsVsSoa {
         // world, which keeps its pages. Same process, same virtual page offsets, new pages: if
         // SoA's time moves between deals as much as between processes, the swing is dealt with
         // the pages.
+        let Some(Controls { mut split, .. }) = controls else {
+            return Ok(out);
+        };
         let mut soa = swarms.swap_remove(0);
         for deal in 0..=cfg.pick(DEALS, 1) {
             if deal > 0 {
@@ -399,7 +430,6 @@ impl Experiment for EcsVsSoa {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let reps = reps(cfg);
         let per_rep = |layout: &str, n: usize, metric: Metric| -> Vec<f64> {
             Query::metric(metric)
                 .layout(layout)
@@ -445,8 +475,18 @@ impl Experiment for EcsVsSoa {
                 ]);
             }
         }
+        // The processes the records hold, per count: a run says what it measured, whatever
+        // this code would run now.
+        let processes: Vec<String> = counts(cfg)
+            .into_iter()
+            .map(|n| {
+                let took = per_rep(LayoutKind::EcsContiguous.name(), n, Metric::RatioVsSoa).len();
+                format!("{took} at {}", short(n))
+            })
+            .collect();
         let mut md = format!(
-            "f32, one thread, move + regen; in each process every round measures SoA, the tuned ECS, the idiomatic ECS and the three controls back to back, and the process's ratio is the median of its rounds' ratios; the table gives the median of {reps} processes' ratios [min..max].\n\n{}",
+            "f32, one thread, move + regen; in each process every round measures SoA, the tuned ECS, the idiomatic ECS and the three controls back to back, and the process's ratio is the median of its rounds' ratios; the table gives the median of the processes' ratios [min..max] (processes: {}; where a control's range is one figure, only one process built it).\n\n{}",
+            processes.join(", "),
             table(
                 &[
                     "entities",
@@ -458,7 +498,7 @@ impl Experiment for EcsVsSoa {
                 &rows
             )
         );
-        md.push_str(&dealt(mine, &counts(cfg), reps));
+        md.push_str(&dealt(mine, &counts(cfg), reps(cfg)));
         md
     }
 }
@@ -523,7 +563,11 @@ fn dealt(mine: &[Record], counts: &[usize], reps: usize) -> String {
                 soa_at,
                 ecs_at,
                 format!("{soa_huge:.0} / {ecs_huge:.0}"),
-                deals.join(", "),
+                if deals.is_empty() {
+                    "not re-dealt".into()
+                } else {
+                    deals.join(", ")
+                },
                 range(&split_ms),
             ]);
         }

@@ -63,7 +63,7 @@ impl Experiment for Gpu {
             eprintln!("gpu: {n} entities skipped: {}", limit.limit);
             return Ok(Vec::new());
         }
-        let mut out = Vec::new();
+        let mut out = adapter_record(NAME, n).into_iter().collect::<Vec<_>>();
         let dt = Dt::default();
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Gpu, SEED, n)?;
         let mut timestamps = Vec::new();
@@ -104,10 +104,10 @@ impl Experiment for Gpu {
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let adapter = match crate::gpu::context::shared() {
-            Ok(ctx) => ctx.describe(),
-            Err(reason) => return format!("Skipped: {reason}.\n"),
-        };
+        if mine.is_empty() {
+            return NOTHING_MEASURED.into();
+        }
+        let adapter = adapter_of(mine);
         let rows: Vec<Vec<String>> = counts(cfg)
             .into_iter()
             .filter_map(|n| {
@@ -139,14 +139,8 @@ impl Experiment for Gpu {
             .filter(|&n| !rows.iter().any(|r| r[0] == fmt_num(n as f64)))
             .map(|n| n.to_string())
             .collect();
-        let limit = capacity_limit(LayoutKind::Gpu).map_or(String::new(), |l| {
-            format!(
-                " Largest population on this adapter: {} ({}).",
-                l.max_entities, l.limit
-            )
-        });
         let mut text = format!(
-            "Adapter: {adapter}.{limit} f32, move + regen (+ the point, on the GPU); p50 ms per \
+            "{adapter} f32, move + regen (+ the point, on the GPU); p50 ms per \
              frame. gpu = step + wait for the device (wall); timestamps = the passes' own time \
              where the adapter has timestamp queries; GB/s = 44 B per entity / wall time.\n\n{}",
             table(
@@ -170,4 +164,34 @@ impl Experiment for Gpu {
         }
         text
     }
+}
+
+/// What a GPU experiment's page says when the run holds none of its records.
+pub const NOTHING_MEASURED: &str =
+    "Not measured: the run found no GPU adapter (its skipped list says why).\n";
+
+/// The record that names the adapter a GPU cell runs on, and the largest population it holds;
+/// `None` without an adapter (the cell then fails on its own).
+pub fn adapter_record(experiment: &str, n: usize) -> Option<Record> {
+    let ctx = crate::gpu::context::shared().ok()?;
+    let limit = capacity_limit(LayoutKind::Gpu).map_or(String::new(), |l| {
+        format!(
+            " Largest population on this adapter: {} ({}).",
+            l.max_entities, l.limit
+        )
+    });
+    Some(
+        Record::new(experiment, "gpu", "f32", n)
+            .param(format!("Adapter: {}.{limit}", ctx.describe()))
+            .value(Metric::Adapter, "adapters", 1.0),
+    )
+}
+
+/// The adapter sentence of a GPU experiment's records, as the run measured it.
+pub fn adapter_of(mine: &[Record]) -> String {
+    mine.iter()
+        .find(|r| r.metric == Metric::Adapter)
+        .map_or("Adapter: not recorded by this run.".into(), |r| {
+            r.param.clone()
+        })
 }

@@ -54,12 +54,14 @@ fn reps(_cfg: &BenchConfig) -> usize {
     1
 }
 
-/// Rounds (each renderer once) and steady frames per renderer per round: fewer at 10M, where
-/// the quads take seconds a frame on a software rasterizer.
+/// Rounds (each renderer once) and steady frames per renderer per round: one round at 10M,
+/// where the quads took 4.7 s a frame on a software rasterizer and their settling frames
+/// most of the experiment (docs/runs/full-2026-12-04, 89 s of its 114); the renderers differ
+/// there by x14, far past what a drift in the machine's load could move.
 fn rounds(cfg: &BenchConfig, n: usize) -> (usize, u64) {
     match (cfg.quick, n) {
         (true, _) => (2, 3),
-        (false, n) if n >= 10_000_000 => (2, 2),
+        (false, n) if n >= 10_000_000 => (1, 3),
         _ => (3, 8),
     }
 }
@@ -364,9 +366,8 @@ impl Experiment for Render {
         }
         let (r, f) = rounds(cfg, 1_000_000);
         format!(
-            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer ({} at 10M), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
+            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer (fewer at 10M, where a quads frame takes seconds), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
             reps(cfg),
-            rounds(cfg, 10_000_000).1,
             table(
                 &[
                     "size",

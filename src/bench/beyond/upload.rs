@@ -8,6 +8,7 @@
 
 use std::num::NonZeroU64;
 
+use crate::bench::beyond::gpu;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
@@ -101,26 +102,30 @@ impl Experiment for Upload {
         let ratios: Vec<f64> = ns[1].iter().zip(&ns[0]).map(|(a, b)| a / b).collect();
         let rec = Record::new(NAME, kind.name(), "f32", n).threads(Threads::All);
         let [before, after] = ns;
-        Ok(vec![
-            rec.clone().param("vec+write_buffer").with(
-                Metric::NsPerEntity,
-                "ns",
-                Stats::from_samples(before),
-            ),
-            rec.clone().param("write_buffer_with").with(
-                Metric::NsPerEntity,
-                "ns",
-                Stats::from_samples(after),
-            ),
-            rec.with(Metric::RatioAfterToBefore, "x", Stats::from_samples(ratios)),
-        ])
+        let adapter = gpu::adapter_record(NAME, n);
+        Ok(adapter
+            .into_iter()
+            .chain([
+                rec.clone().param("vec+write_buffer").with(
+                    Metric::NsPerEntity,
+                    "ns",
+                    Stats::from_samples(before),
+                ),
+                rec.clone().param("write_buffer_with").with(
+                    Metric::NsPerEntity,
+                    "ns",
+                    Stats::from_samples(after),
+                ),
+                rec.with(Metric::RatioAfterToBefore, "x", Stats::from_samples(ratios)),
+            ])
+            .collect())
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
-        let adapter = match crate::gpu::context::shared() {
-            Ok(ctx) => ctx.describe(),
-            Err(reason) => return format!("Skipped: {reason}.\n"),
-        };
+        if mine.is_empty() {
+            return gpu::NOTHING_MEASURED.into();
+        }
+        let adapter = gpu::adapter_of(mine);
         let mut rows = Vec::new();
         for n in counts(cfg) {
             for kind in LAYOUTS {
@@ -152,7 +157,7 @@ impl Experiment for Upload {
             }
         }
         format!(
-            "Adapter: {adapter}. All cores; ns per entity from the gather's start until the \
+            "{adapter} All cores; ns per entity from the gather's start until the \
              device holds the points; median of interleaved rounds.\n\n{}",
             table(
                 &[

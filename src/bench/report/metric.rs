@@ -30,6 +30,9 @@ macro_rules! metrics {
 }
 
 metrics! {
+    // A GPU cell's adapter, in words in the record's param (the value is 1): a page names the
+    // adapter that measured it, not the one of the machine that renders it.
+    Adapter = "adapter",
     AddNs = "add_ns",
     AllocatedBytesPerEntity = "allocated_bytes_per_entity",
     AnonHugePagesMib = "anon_huge_pages_mib",

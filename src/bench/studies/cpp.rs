@@ -305,6 +305,17 @@ fn per_process(mine: &[Record], layout: &str, n: u64, flags: Flags) -> Vec<f64> 
     found.into_iter().map(|(_, v)| v).collect()
 }
 
+/// The SIMD tier our side ran on against `flags`, as the run's records say: the machine that
+/// renders the page may have other tiers than the one that measured it.
+fn tier_measured(mine: &[Record], flags: Flags) -> String {
+    let prefix = format!("flags={};", flags.name());
+    mine.iter()
+        .filter(|r| r.param.starts_with(&prefix))
+        .find_map(|r| r.param.split(';').find_map(|p| p.strip_prefix("tier=")))
+        .unwrap_or("-")
+        .to_string()
+}
+
 /// `a / b` process by process (the same rep of both), as `median [min..max]`.
 fn ratio(a: &[f64], b: &[f64]) -> String {
     let ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
@@ -502,7 +513,7 @@ impl Experiment for Cpp {
                 };
                 rows.push(vec![
                     short(n as usize),
-                    format!("`{}` / {}", flags.label(), flags.rust_tier().name()),
+                    format!("`{}` / {}", flags.label(), tier_measured(mine, flags)),
                     ms(&c_soa),
                     ms(&r_soa),
                     ratio(&c_soa, &r_soa),
