@@ -200,11 +200,12 @@ const REPS: usize = 5;
 /// Fresh allocations of SoA's columns per process, after the first.
 const DEALS: usize = 3;
 /// From this count on, only the first process builds the three control worlds and re-deals
-/// SoA's pages. A 10M process with them took 51 s (docs/runs/full-2026-12-04, `ecs-vs-soa`
-/// n=10000000;rep=1) and 48 s without the re-deals, most of it building six 10M populations;
-/// the five processes the targets need would have put the full run past 45 minutes. The
-/// controls' questions (is the gap the interleaved `Position`? does SoA's time move with its
-/// pages?) are asked at 1M in every process.
+/// SoA's pages. A 10M process with them took 51 s on an AMD EPYC (docs/runs/full-2026-12-04,
+/// `ecs-vs-soa` n=10000000;rep=1). On an Intel Xeon, one without the re-deals took 48 s and one
+/// without the controls too 24 s (`bench --worker ecs-vs-soa --cell "n=10000000;rep=2"`,
+/// 2026-12-04): building six 10M populations is most of it. The controls' questions (is the gap
+/// the interleaved `Position`? does SoA's time move with its pages?) are asked at 1M in every
+/// process.
 const CONTROLS_ONCE_FROM: usize = 10_000_000;
 
 fn reps(cfg: &BenchConfig) -> usize {

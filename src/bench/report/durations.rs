@@ -25,8 +25,8 @@ const FULL_RUN: &str = "docs/runs/full-2026-12-04";
 /// are put on the EPYC's scale by x1.375: the median, over the 26 experiments whose cells did
 /// not change, of each one's EPYC seconds over its Xeon seconds (x1.11 to x1.87; a third
 /// experiment of that run, `crossings`, searched differently and is left out of the median).
-/// Left on the Xeon's scale, their pace pulled a Xeon run's forecast 24% high after
-/// `ecs-vs-soa`; scaled, a replay of that run stays within 10% once its first experiment ends
+/// Left on the Xeon's scale, they pulled a replay of that run's forecast 12% high after
+/// `ecs-vs-soa`; scaled, the replay stays within 10% once its first experiment ends
 /// (`progress::tests`).
 const SCALED_FROM_XEON: &str = "docs/runs/xeon-full-2026-12-04, x1.375 to the EPYC's scale";
 
