@@ -38,9 +38,9 @@ pub struct Progress {
     /// duration, and the typical seconds of the same cells: the pace.
     measured_s: f64,
     typical_done_s: f64,
-    /// Every cell measured in this process: the mean cell, for experiments with no typical time.
+    /// Seconds of every cell measured in this process (`done - kept` of them): the mean cell,
+    /// for experiments with no typical time.
     all_measured_s: f64,
-    all_run: usize,
     /// The running experiment's cells run here, kept from a journal, and its seconds so far.
     stage_run: usize,
     stage_kept: usize,
@@ -77,7 +77,6 @@ impl Progress {
             measured_s: 0.0,
             typical_done_s: 0.0,
             all_measured_s: 0.0,
-            all_run: 0,
             stage_run: 0,
             stage_kept: 0,
             stage_measured_s: 0.0,
@@ -135,7 +134,6 @@ impl Progress {
     /// After a cell ran here (measured, or failed).
     pub fn end_cell(&mut self, seconds: f64) {
         self.done += 1;
-        self.all_run += 1;
         self.all_measured_s += seconds;
         self.stage_run += 1;
         self.stage_measured_s += seconds;
@@ -205,11 +203,12 @@ impl Progress {
             if let Some(per_cell) = self.typical_cell_s(i) {
                 left += (per_cell * to_run as f64 * pace - spent).max(0.0);
                 known = true;
-            } else if self.all_run > 0 && self.all_measured_s > 0.0 {
+            } else if self.done > self.kept && self.all_measured_s > 0.0 {
                 // No typical duration: this run's mean cell so far.
                 let remaining =
                     to_run.saturating_sub(if i == self.current { self.stage_run } else { 0 });
-                left += self.all_measured_s / self.all_run as f64 * remaining as f64;
+                let mean = self.all_measured_s / (self.done - self.kept) as f64;
+                left += mean * remaining as f64;
                 known = true;
             }
         }
