@@ -346,6 +346,16 @@ mod tests {
         );
     }
 
+    /// A sort by group fills the copy's id index with ids 65 apart; the index that takes over
+    /// is still an array (above 65,536 ids, where the array is judged by its density at all).
+    #[test]
+    fn a_population_sorted_by_group_still_maps_its_ids_through_an_array() {
+        let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 200_000).unwrap();
+        swarm.reorder(Order::Group).unwrap();
+        assert_eq!(swarm.order(), Order::Group);
+        assert!(swarm.index.is_dense());
+    }
+
     #[test]
     fn sorted_by_group_seekers_sit_by_their_targets_and_churn_spreads_them() {
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 65_000).unwrap();

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use super::Swarm;
 use super::order::Order;
 use super::population::BATCH;
+use super::reorder::Queue;
 use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::id_index::IdIndex;
@@ -39,8 +40,7 @@ pub(super) struct Reordering {
     pub(super) order: Order,
     /// Every id to copy, in the new order (ids spawned since the request at the end); the ones
     /// removed meanwhile are skipped when their turn comes.
-    pub(super) queue: Vec<u64>,
-    pub(super) next: usize,
+    pub(super) queue: Queue,
     /// The copy's ids in its logical order, and each one's place there.
     pub(super) ids: Vec<u64>,
     pub(super) index: IdIndex,
