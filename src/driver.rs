@@ -189,6 +189,12 @@ impl<S: AllLayouts> Driver<S> {
         &self.swarm
     }
 
+    /// Rebuilds the population at once in the logical order `ids`, called `order`
+    /// ([`Swarm::reorder_like`]): the soak's reference follows a sort that landed this way.
+    pub fn reorder_like(&mut self, ids: &[u64], order: Order) -> Result<(), SimError> {
+        self.swarm.reorder_like(ids, order)
+    }
+
     /// The layout the swarm is in, or is being switched to.
     pub fn requested_layout(&self) -> LayoutKind {
         self.swarm

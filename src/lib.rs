@@ -32,7 +32,7 @@
 #![forbid(unsafe_code)]
 
 // The storage core, a crate of its own (see its docs for why), under the names it always had.
-pub use entity_layouts_core::{error, layout, memory, scalar, simd, threads, workload};
+pub use entity_layouts_core::{error, layout, memory, order, scalar, simd, threads, workload};
 
 pub mod action;
 pub mod bandwidth;

@@ -1,7 +1,9 @@
 //! Soak: what an hour of a speaker's slider dragging does to a long-running swarm, without a GPU.
-//! Seeded random actions (counts from 0 to a maximum, every layout, threads, churn, seek, pause,
-//! switches that start while another is still copying, and back again) drive `Driver::frame_step`
-//! frame after frame. A reference driver replays the same actions in plain SoA; every few frames
+//! Seeded random actions (counts from 0 to a maximum, every layout, threads, churn, seek, sorts
+//! and re-sort thresholds, pause, switches that start while another is still copying, and back
+//! again) drive `Driver::frame_step`
+//! frame after frame. A reference driver replays the same actions in plain SoA, and takes the
+//! driver's logical order each time one of its sorts lands; every few frames
 //! their checksums must agree. Resident memory is sampled, and when the swarm settles back at a
 //! small count without churn it must hold at most 1.5x what it held the first time it was there.
 //!
@@ -21,8 +23,9 @@ use crate::layout::{LayoutKind, SeekKernel};
 use crate::memory::resident_bytes;
 use crate::pace::Pace;
 use crate::simd::SimdChoice;
-use crate::swarm::MAX_CHURN;
+use crate::swarm::{MAX_CHURN, Order};
 use crate::threads::Threads;
+use crate::values::ResortAbove;
 
 /// Counts the swarm keeps coming back to, so that memory after a return can be compared.
 pub const SMALL_COUNTS: [usize; 2] = [10_000, 50_000];
@@ -51,6 +54,8 @@ pub struct SoakReport {
     pub switches: u64,
     /// Switches that landed (the swarm's layout changed).
     pub switches_landed: u64,
+    /// Sorts that landed (the swarm's logical order changed), each followed by the reference.
+    pub sorts_landed: u64,
     pub checks: u64,
     pub mismatches: Vec<String>,
     /// Resident memory, largest and last sampled; `None` where the OS never said.
@@ -107,6 +112,11 @@ pub fn random_action(
         }),
         82..=85 => Action::Seek(rng.random_range(0..2u32) == 0),
         86..=87 => Action::SeekKernel(SeekKernel::BOTH[rng.random_range(0..2)]),
+        88..=91 => Action::Order(Order::BOTH[rng.random_range(0..2)]),
+        92..=93 => Action::Resort(match rng.random_range(0..3u32) {
+            0 => None,
+            _ => ResortAbove::new(rng.random_range(ResortAbove::MIN..=ResortAbove::MAX)),
+        }),
         _ => Action::Pause(rng.random_range(0..3u32) == 0),
     };
     (action, wait)
@@ -146,6 +156,7 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
     let mut last_progress = Instant::now();
     let mut previous_layout = driver.swarm().kind();
     let mut waiting = 0u64;
+    let mut sorts_followed = 0;
     // The last actions, for a failure to say what led to it.
     let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
     while started.elapsed() < config.duration {
@@ -162,9 +173,12 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
             }
             recent.push_back(format!("{action} @{}", report.frames));
             let applied = driver.apply(&action);
-            // The reference stays in SoA; everything else it does alike.
+            // The reference stays in SoA and sorts only when the driver's sort lands (below);
+            // everything else it does alike.
             let reference_applied = match action {
-                Action::Layout(_) => Ok(Outcome::NotForDriver),
+                Action::Layout(_) | Action::Order(_) | Action::Resort(_) => {
+                    Ok(Outcome::NotForDriver)
+                }
                 _ => reference.apply(&action),
             };
             match (applied, reference_applied) {
@@ -182,6 +196,15 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
         let reference_frame = reference.frame_step();
         if driver.swarm().kind() != kind_before {
             report.switches_landed += 1;
+        }
+        // A sort that landed changed which entity sits at which logical index, and churn picks
+        // its victims by logical index: the reference takes the same order at once. A sort paced
+        // by time lands on a frame of its own in the driver, so the reference cannot sort
+        // alongside it.
+        if driver.swarm().sorts_landed() != sorts_followed {
+            sorts_followed = driver.swarm().sorts_landed();
+            report.sorts_landed += 1;
+            reference.reorder_like(driver.swarm().ids(), driver.swarm().order())?;
         }
         if frame.error.is_some() != reference_frame.error.is_some() {
             report.mismatches.push(format!(
@@ -230,12 +253,13 @@ pub fn run(config: &SoakConfig, mut progress: impl FnMut(&str)) -> Result<SoakRe
         if last_progress.elapsed() >= Duration::from_secs(5) {
             last_progress = Instant::now();
             progress(&format!(
-                "[{:6.0} s] frames {} actions {} switches {} ({} landed) now {} entities in {} · rss {} · mismatches {} · memory failures {}",
+                "[{:6.0} s] frames {} actions {} switches {} ({} landed) sorts landed {} now {} entities in {} · rss {} · mismatches {} · memory failures {}",
                 started.elapsed().as_secs_f64(),
                 report.frames,
                 report.actions,
                 report.switches,
                 report.switches_landed,
+                report.sorts_landed,
                 driver.swarm().len(),
                 driver.swarm().kind(),
                 mib_or_unknown(report.final_rss),
@@ -305,5 +329,66 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
             driver.swarm().kind(),
             *first >> 20
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sort spread over frames, with churn every frame, lands in the driver on a frame of its
+    /// own; the reference, taking the driver's order when it lands, removes the same entities
+    /// from then on. Without following, churn (which picks victims by logical index) removes
+    /// others, and the checksums part.
+    #[test]
+    fn the_reference_follows_a_sort_that_lands_and_churn_stays_in_step() {
+        for follow in [true, false] {
+            let new_driver = |kind| {
+                Driver::<f32>::new(kind, 3)
+                    .unwrap()
+                    .with_grow_pace(Pace::Entities(GROW_CHUNK))
+                    .with_switch_pace(Pace::Entities(700))
+            };
+            let (mut driver, mut reference) =
+                (new_driver(LayoutKind::Aos), new_driver(LayoutKind::Soa));
+            for d in [&mut driver, &mut reference] {
+                d.apply(&Action::Count(5_000)).unwrap();
+                d.apply(&Action::Churn(40)).unwrap();
+                d.frame_step();
+            }
+            driver.apply(&Action::Order(Order::Group)).unwrap();
+            let mut followed = 0;
+            let mut in_step = true;
+            for _ in 0..30 {
+                driver.frame_step();
+                reference.frame_step();
+                if follow && driver.swarm().sorts_landed() != followed {
+                    followed = driver.swarm().sorts_landed();
+                    reference
+                        .reorder_like(driver.swarm().ids(), driver.swarm().order())
+                        .unwrap();
+                }
+                in_step &= driver.swarm().checksum() == reference.swarm().checksum();
+            }
+            assert_eq!(driver.swarm().sorts_landed(), 1);
+            assert_eq!(driver.swarm().order(), Order::Group);
+            assert_eq!(in_step, follow, "follow: {follow}");
+            if follow {
+                assert_eq!(reference.swarm().ids(), driver.swarm().ids());
+                assert_eq!(reference.swarm().order(), Order::Group);
+            }
+        }
+    }
+
+    /// The soak's actions include sorts and re-sort thresholds.
+    #[test]
+    fn random_actions_sort_and_set_resort_thresholds() {
+        let actions = random_actions(11, 2_000, 100_000);
+        assert!(
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Order(Order::Group)))
+        );
+        assert!(actions.iter().any(|a| matches!(a, Action::Resort(Some(_)))));
     }
 }

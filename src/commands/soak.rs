@@ -180,6 +180,10 @@ fn print_report(report: &SoakReport) {
                 report.switches, report.switches_landed
             ),
         ),
+        (
+            "sorts landed (the SoA reference took each one's order)",
+            report.sorts_landed.to_string(),
+        ),
         ("checks against SoA", report.checks.to_string()),
         ("peak resident", mib_or_unknown(report.peak_rss)),
         ("final resident", mib_or_unknown(report.final_rss)),

@@ -78,6 +78,8 @@ pub struct Swarm<S: AllLayouts> {
     seek_kernel: SeekKernel,
     /// The order the last reorder arranged the population in ([`Self::order`]).
     order: Order,
+    /// Reorders that took over ([`Self::sorts_landed`]).
+    sorts_landed: u64,
 }
 
 impl<S: AllLayouts> Swarm<S> {
@@ -101,6 +103,7 @@ impl<S: AllLayouts> Swarm<S> {
             simd_in_use: SimdTier::Baseline,
             seek_kernel: SeekKernel::Idiomatic,
             order: Order::Id,
+            sorts_landed: 0,
         })
     }
 

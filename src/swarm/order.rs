@@ -11,84 +11,12 @@
 //! frames like any switch ([`Swarm::begin_reorder`], then [`Swarm::switch_step`]), the
 //! population moving, churning and growing meanwhile.
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::Swarm;
 use crate::catalog::AllLayouts;
 use crate::error::SimError;
+use crate::id_index::IdIndex;
+pub use crate::order::Order;
 use crate::workload::{GROUPS, target_of};
-
-/// A storage order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
-    /// By id: the order entities are born in, as a population that was never sorted has it.
-    Id,
-    /// By seek group, and by id within a group: seekers beside their targets.
-    Group,
-}
-
-impl Order {
-    pub const BOTH: [Order; 2] = [Order::Id, Order::Group];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Id => "id",
-            Order::Group => "group",
-        }
-    }
-
-    /// Where entity `id` goes: entities are stored by increasing key.
-    #[cfg(test)]
-    fn key(self, id: u64) -> (u64, u64) {
-        match self {
-            Order::Id => (0, id),
-            Order::Group => (id % GROUPS, id),
-        }
-    }
-
-    /// `ids`, smallest first, put in this order: a stable counting sort by group, with no
-    /// comparison sort (a million ids in a few milliseconds, within a frame's share).
-    pub(super) fn arrange(self, ascending: Vec<u64>) -> Vec<u64> {
-        match self {
-            Order::Id => ascending,
-            Order::Group => {
-                let group = |id: u64| (id % GROUPS) as usize;
-                let mut starts = vec![0usize; GROUPS as usize + 1];
-                for &id in &ascending {
-                    starts[group(id) + 1] += 1;
-                }
-                for g in 1..starts.len() {
-                    starts[g] += starts[g - 1];
-                }
-                let mut sorted = vec![0u64; ascending.len()];
-                for &id in &ascending {
-                    let slot = &mut starts[group(id)];
-                    sorted[*slot] = id;
-                    *slot += 1;
-                }
-                sorted
-            }
-        }
-    }
-}
-
-impl fmt::Display for Order {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Order {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Order::BOTH
-            .into_iter()
-            .find(|o| o.name() == s)
-            .ok_or_else(|| format!("unknown order '{s}'; accepted: id, group"))
-    }
-}
 
 /// How far from its target a seeker may sit and still count as beside it: one group's stretch
 /// of a population of `len` sorted by group (`len` over the [`GROUPS`] groups).
@@ -103,6 +31,25 @@ impl<S: AllLayouts> Swarm<S> {
         self.begin_reorder(order)?;
         self.switch_step(usize::MAX);
         Ok(())
+    }
+
+    /// Sorts the population into `order` with the library's own in-place sort, where the layout
+    /// has one ([`crate::layout::SortsInPlace`]: flecs' `order_by`), in one call: what a user of
+    /// that library would write, beside the rebuild that every layout shares
+    /// ([`Self::reorder`]). A pending switch or reorder is dropped first. Returns `false`, with
+    /// nothing changed, for a layout without one.
+    pub fn sort_in_place(&mut self, order: Order) -> bool {
+        if self.layout.sorts_in_place().is_none() {
+            return false;
+        }
+        self.cancel_switch();
+        if let Some(sorter) = self.layout.sorts_in_place() {
+            sorter.sort_in_place(order);
+        }
+        self.ids = order.arrange(self.index.ids_ascending());
+        self.index = IdIndex::rebuild(&self.ids);
+        self.order = order;
+        true
     }
 
     /// The order the population was last arranged in: by id from birth, or what the last
@@ -169,7 +116,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::layout::LayoutKind;
+    use crate::layout::{LayoutKind, SeekKernel};
     use crate::threads::Threads;
     use crate::workload::{Dt, SEED};
 
@@ -195,22 +142,43 @@ mod tests {
         }
     }
 
-    /// The counting sort gives what a comparison sort by (group, id) gives.
+    /// flecs' own sort ends where the rebuild does: the same logical order (which the layout's
+    /// export reads back from its storage), the same states and targets, the same results after
+    /// seeking, under churn; a layout without one says so and is left alone.
     #[test]
-    fn arrange_sorts_by_group_then_id() {
-        let ids: Vec<u64> = (0..5_000u64).filter(|id| id % 7 != 3).collect();
-        for order in Order::BOTH {
-            let mut expected = ids.clone();
-            expected.sort_by_key(|&id| order.key(id));
-            assert_eq!(order.arrange(ids.clone()), expected, "{order}");
+    fn flecs_sorts_in_place_into_the_order_a_rebuild_gives() {
+        for kind in [LayoutKind::Flecs, LayoutKind::FlecsTuned] {
+            let mut sorted = Swarm::<f32>::with_count(kind, SEED, 5_000).unwrap();
+            let mut rebuilt = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 5_000).unwrap();
+            for (round, order) in [Order::Group, Order::Id, Order::Group]
+                .into_iter()
+                .enumerate()
+            {
+                for s in [&mut sorted, &mut rebuilt] {
+                    s.churn(400 * round).unwrap();
+                    s.step_seek(Dt::default(), Threads::One);
+                }
+                assert!(sorted.sort_in_place(order), "{kind}");
+                rebuilt.reorder(order).unwrap();
+                assert_eq!(sorted.order(), order);
+                let exported = sorted.export();
+                assert!(
+                    exported.ids == sorted.ids,
+                    "{kind} {order}: the storage's order is not the swarm's"
+                );
+                assert_eq!(exported, rebuilt.export(), "{kind} {order}");
+                assert_eq!(sorted.check_targets(), Ok(()), "{kind} {order}");
+                for s in [&mut sorted, &mut rebuilt] {
+                    s.set_seek_kernel(SeekKernel::Tuned);
+                    s.step_seek(Dt::default(), Threads::One);
+                    s.step(Dt::default(), Threads::One);
+                }
+                assert_eq!(sorted.checksum(), rebuilt.checksum(), "{kind} {order}");
+            }
         }
-        assert_eq!("group".parse::<Order>(), Ok(Order::Group));
-        assert!(
-            "size"
-                .parse::<Order>()
-                .unwrap_err()
-                .contains("accepted: id, group")
-        );
+        let mut soa = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 100).unwrap();
+        assert!(!soa.sort_in_place(Order::Group));
+        assert_eq!(soa.order(), Order::Id);
     }
 
     /// A reorder spread over random steps, with churn, resizes, seek and frames between them, in

@@ -27,6 +27,31 @@ impl<S: AllLayouts> Swarm<S> {
             self.cancel_switch();
             return Ok(());
         }
+        self.start_reorder(order, queue)
+    }
+
+    /// Rebuilds the population at once in exactly the logical order `ids` (the ids alive here,
+    /// in another order), to be called `order`: how a reference follows a sort that landed in
+    /// the swarm it checks (the soak's), so that churn, which picks its victims by logical
+    /// index, removes the same entities from both. Ids not alive here are skipped.
+    pub fn reorder_like(&mut self, ids: &[u64], order: Order) -> Result<(), SimError> {
+        self.start_reorder(order, Queue::listed(ids.to_vec()))?;
+        self.switch_step(usize::MAX);
+        Ok(())
+    }
+
+    /// Reorders that took over since the swarm was built: a sort's landing, as a count a caller
+    /// can compare from frame to frame.
+    pub fn sorts_landed(&self) -> u64 {
+        self.sorts_landed
+    }
+
+    /// The logical order: every entity's id, as the layout stores them.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
+    fn start_reorder(&mut self, order: Order, queue: Queue) -> Result<(), SimError> {
         self.wait_for_frees();
         let mut to = self.create(self.kind())?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
@@ -200,6 +225,17 @@ impl Queue {
         Self {
             walk,
             listed,
+            listed_next: 0,
+            spawned: Vec::new(),
+            spawned_next: 0,
+        }
+    }
+
+    /// Exactly `ids`, in that order (then those spawned since).
+    fn listed(ids: Vec<u64>) -> Self {
+        Self {
+            walk: None,
+            listed: ids,
             listed_next: 0,
             spawned: Vec::new(),
             spawned_next: 0,

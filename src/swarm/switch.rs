@@ -198,6 +198,7 @@ impl<S: AllLayouts> Swarm<S> {
                 self.ids = r.ids;
                 self.index = r.index;
                 self.order = r.order;
+                self.sorts_landed += 1;
             }
             let old = std::mem::replace(&mut self.layout, switch.to);
             self.simd_in_use = self.layout.set_simd(self.simd);

@@ -42,9 +42,10 @@ use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_rows};
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking, SortsInPlace};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
+use crate::order::Order;
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, core_count};
@@ -519,6 +520,10 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         }
     }
 
+    fn sorts_in_place(&mut self) -> Option<&mut dyn SortsInPlace> {
+        Some(self)
+    }
+
     fn capabilities(&self) -> Capabilities<'_, S> {
         Capabilities::in_host(self)
     }
@@ -585,6 +590,50 @@ impl<S: Scalar> Seeking<S> for FlecsLayout<S> {
         }
         state.kernel
     }
+}
+
+/// flecs' `order_by`: a query ordered by our id component sorts the table itself when its
+/// iterator is first taken (a quicksort that swaps whole rows, `ecs_table_swap_rows`, and the
+/// entity records with them); the table's rows are then read back as the logical order. The
+/// query is dropped after that one pass, so no later iteration sorts again behind the swarm's
+/// back (flecs re-sorts an ordered query's tables whenever they changed).
+impl<S: Scalar> SortsInPlace for FlecsLayout<S> {
+    fn sort_in_place(&mut self, order: Order) {
+        self.tuned_seek().resolved.invalidate();
+        let mut sorted = Vec::with_capacity(self.entities.len());
+        let world = self.world_here();
+        let mut builder = world.query::<&OurId<InTable>>();
+        match order {
+            Order::Id => builder.order_by::<OurId<InTable>>(by_key::<ById>),
+            Order::Group => builder.order_by::<OurId<InTable>>(by_key::<ByGroup>),
+        };
+        let query = builder.build();
+        query.run(|mut it| {
+            while it.next() {
+                sorted.extend_from_slice(it.entities());
+            }
+        });
+        drop(query);
+        self.entities.replace(sorted);
+    }
+}
+
+/// An order as a type, so that each order's compare function is a function of its own: flecs
+/// takes a plain function pointer, with no room for the order as a value.
+trait OrderKey {
+    const ORDER: Order;
+}
+struct ById;
+struct ByGroup;
+impl OrderKey for ById {
+    const ORDER: Order = Order::Id;
+}
+impl OrderKey for ByGroup {
+    const ORDER: Order = Order::Group;
+}
+
+fn by_key<K: OrderKey>(_: Entity, a: &OurId<InTable>, _: Entity, b: &OurId<InTable>) -> i32 {
+    K::ORDER.key(a.0).cmp(&K::ORDER.key(b.0)) as i32
 }
 
 impl<S: Scalar> InHostMemory for FlecsLayout<S> {

@@ -55,6 +55,12 @@ impl<E: Copy> Listed<E> {
         self.high_water = self.high_water.max(self.entities.len());
     }
 
+    /// The same handles in a new order (the library sorted its storage).
+    pub fn replace(&mut self, reordered: Vec<E>) {
+        debug_assert_eq!(reordered.len(), self.entities.len());
+        self.entities = reordered;
+    }
+
     /// Takes the handle at `index` out; the last one takes its place.
     pub fn swap_remove(&mut self, index: usize) -> E {
         self.entities.swap_remove(index)

@@ -46,6 +46,7 @@ pub use soa::Soa;
 pub use table::{CpuLayouts, DYN_KINDS, Family, LayoutKind, LayoutRow, TABLE};
 
 use crate::memory::MemoryUse;
+use crate::order::Order;
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
@@ -106,6 +107,12 @@ pub trait Layout<S: Scalar>: Send + Sync {
         }
     }
     fn memory(&self) -> MemoryUse;
+    /// The library's own sort of its storage, where it has one ([`SortsInPlace`]). Apart from
+    /// [`Layout::capabilities_mut`] because a layout lends only one of its changing capabilities
+    /// at a time.
+    fn sorts_in_place(&mut self) -> Option<&mut dyn SortsInPlace> {
+        None
+    }
     /// What this layout can do beyond this trait: each capability it has, as itself.
     fn capabilities(&self) -> Capabilities<'_, S>;
     /// The capabilities that change the layout.
@@ -179,6 +186,16 @@ pub trait Seeking<S: Scalar>: Layout<S> {
     fn set_seek_kernel(&mut self, _kernel: SeekKernel) -> SeekKernel {
         SeekKernel::Idiomatic
     }
+}
+
+/// A library that sorts its own storage in place, in one call: flecs' `order_by`, what a user
+/// of that library writes instead of rebuilding the world. The swarm's reorder rebuilds every
+/// layout alike, spread over frames; this is the library's way beside it, one call that no
+/// frame can share out (the bench times both).
+pub trait SortsInPlace {
+    /// Sorts every entity into `order` with the library's own sort. Afterwards logical index `i`
+    /// holds the `i`-th entity of that order; states, handles and targets are unchanged.
+    fn sort_in_place(&mut self, order: Order);
 }
 
 /// A layout whose entities live in this process's memory says where ([`regions`]: the app's

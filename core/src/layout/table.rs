@@ -81,10 +81,10 @@ impl Family {
                 "rebuilt: a fresh world spawned in the new order; hecs has no call that reorders an archetype's rows"
             }
             Family::Flecs => {
-                "rebuilt: a fresh world spawned in the new order; flecs' own order_by is not used here yet"
+                "rebuilt: a fresh world spawned in the new order; flecs' own order_by sorts in place, but in one call that no frame can share out, and slower (docs/results/order.md)"
             }
             Family::Shipyard => {
-                "rebuilt: a fresh world spawned in the new order; shipyard's own sort is not used here yet"
+                "rebuilt: a fresh world spawned in the new order; shipyard's own sort orders one storage by its own values, which the other storages cannot follow"
             }
             Family::Arrays => "rebuilt: fresh arrays filled in the new order",
             Family::Objects => {

@@ -5,7 +5,8 @@
 //! sorted, and seek again after 10% and 50% of the population has churned since the sort
 //! (spawns append, removals swap: the order decays). Beside each seek, the share of seekers
 //! whose target sits more than [`FAR`] entities away. Every layout is rebuilt in the new order
-//! the one way all of them allow (`Swarm::reorder`); a library's own sort is not measured here.
+//! the one way all of them allow (`Swarm::reorder`); where a library also sorts its own storage
+//! in place (flecs' `order_by`, `Swarm::sort_in_place`), that call is timed beside it.
 
 use std::time::Instant;
 
@@ -77,6 +78,11 @@ fn method_at(cfg: &BenchConfig, n: usize) -> Method {
 /// The param of a seek record: its order, its kernel and the churn since the sort.
 fn seek_param(order: Order, kernel: SeekKernel, churn: &str) -> String {
     format!("order={},kernel={kernel},churn={churn}", order.name())
+}
+
+/// The param of a sort by the library's own call, in place.
+fn in_place_param(order: Order) -> String {
+    format!("order={},how=in-place", order.name())
 }
 
 /// The seek kernels `kind` runs: the idiomatic one, and the tuned one where it has it.
@@ -155,6 +161,20 @@ fn order_cell(
         out.push(rec.value(Metric::LiveTargets, "share", spread.live));
     };
     seek(&mut swarm, Order::Id, "0", &mut out);
+    // The library's own sort, where it has one (flecs' `order_by`): into group order and back,
+    // in place, before the rebuild that every layout shares. In the first process only: the
+    // further ones are for the tuned seek's spread.
+    for order in [Order::Group, Order::Id].into_iter().filter(|_| rep == 0) {
+        let started = Instant::now();
+        if swarm.sort_in_place(order) {
+            out.push(
+                rec.clone()
+                    .param(in_place_param(order))
+                    .in_process(rep)
+                    .value(Metric::SortMs, "ms", ms_since(started)),
+            );
+        }
+    }
     let started = Instant::now();
     swarm.reorder(Order::Group)?;
     let sort_ms = ms_since(started);
@@ -320,11 +340,52 @@ impl Experiment for OrderExperiment {
             ));
         }
         md.push_str(&tuned_tables(cfg, mine));
+        md.push_str(&in_place_table(cfg, mine));
         md.push_str(
             "The gain is the storage's: the same kernel, the same targets by id, the same results (`swarm::order`'s test checks every layout's checksum against SoA's in both orders).\n",
         );
         md
     }
+}
+
+/// The library's own in-place sort beside the rebuild, where a layout has one.
+fn in_place_table(cfg: &BenchConfig, mine: &[Record]) -> String {
+    let mut rows = Vec::new();
+    for n in counts(cfg) {
+        for kind in layouts_at(n) {
+            let sort = |param: &str| per_process(mine, Metric::SortMs, kind, n, param);
+            let (into_group, back) = (
+                sort(&in_place_param(Order::Group)),
+                sort(&in_place_param(Order::Id)),
+            );
+            if into_group.is_empty() {
+                continue;
+            }
+            rows.push(vec![
+                format!("`{kind}`"),
+                fmt_count(n as u64),
+                range(&sort("order=group")),
+                range(&into_group),
+                range(&back),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return "A library's own in-place sort (flecs' `order_by`) is not in this run's records: the experiment times it from 2026-12-04 on.\n\n".into();
+    }
+    format!(
+        "**A library's own sort** (flecs' `order_by`: a query ordered by the entity's id component sorts the table itself, a quicksort that swaps whole rows), one call, beside the rebuild every layout gets, ms:\n\n{}\n",
+        table(
+            &[
+                "layout",
+                "entities",
+                "rebuilt by group",
+                "sorted by group in place",
+                "back to id order in place",
+            ],
+            &rows
+        )
+    )
 }
 
 /// The tuned seek beside the idiomatic one, for the layouts that have it, at each count: the
@@ -425,6 +486,17 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("| `ecs-table` |"), "{md}");
+        assert!(md.contains("not in this run's records"), "{md}");
+        // flecs also sorts in place with its own call, into group order and back.
+        let flecs = order_cell(&cfg, LayoutKind::Flecs, 10_000, 0).unwrap();
+        let in_place = flecs
+            .iter()
+            .filter(|r| r.metric == Metric::SortMs && r.param.contains("how=in-place"))
+            .count();
+        assert_eq!(in_place, 2);
+        let md = OrderExperiment.render(&cfg, &flecs, &flecs);
+        let own = &md[md.find("A library's own sort").expect("the in-place table")..];
+        assert!(own.contains("| `flecs` | 10,000 |"), "{own}");
         let far = |param: &str| {
             Query::metric(Metric::FarTargets)
                 .layout("soa")
