@@ -362,11 +362,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
     /// A switch's read out of table storage: the one table's column slices
     /// (`Query::contiguous_iter`, Bevy's fastest public iteration), row for row, when its rows
     /// are the logical order ([`rows_are_logical`]). `false`: nothing was visited.
-    fn read_columns(
-        &self,
-        range: Range<usize>,
-        visit: &mut dyn FnMut(u64, &EntityState<S>),
-    ) -> bool {
+    fn read_columns(&self, rows: Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) -> bool {
         let Some(mut state) = self.world.try_query::<(Entity, Everything<S, K>)>() else {
             return false;
         };
@@ -377,9 +373,9 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
         let Some((entities, (ids, positions, velocities, healths, energies, regens, armors))) =
             tables.next()
         else {
-            return range.is_empty();
+            return rows.is_empty();
         };
-        if tables.next().is_some() || !rows_are_logical(entities, &self.entities, &range) {
+        if tables.next().is_some() || !rows_are_logical(entities, &self.entities, &rows) {
             return false;
         }
         Columns {
@@ -391,7 +387,7 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             regens,
             armors,
         }
-        .visit(range, visit);
+        .visit(&rows, visit);
         true
     }
 
@@ -523,7 +519,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
+        if self.read_columns(Rows::Range(range.clone()), visit) {
             return;
         }
         // Sparse sets, or a world `world_mut` gave more archetypes: one entity lookup per entity
@@ -532,6 +528,9 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     }
 
     fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(Rows::At(at), visit) {
+            return;
+        }
         self.visit_entities(at.iter().map(|&i| self.entities[i]), visit);
     }
 
@@ -703,8 +702,8 @@ pub struct Columns<'a, S: Scalar, K: Storage> {
 
 impl<S: Scalar, K: Storage> Columns<'_, S, K> {
     /// Visits `rows`, each as an entity's id and state.
-    pub fn visit(&self, rows: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for r in rows {
+    pub fn visit(&self, rows: &Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        rows.for_each(|r| {
             let (id, state) = state_of((
                 &self.ids[r],
                 &self.positions[r],
@@ -715,17 +714,55 @@ impl<S: Scalar, K: Storage> Columns<'_, S, K> {
                 &self.armors[r],
             ));
             visit(id, &state);
+        });
+    }
+}
+
+/// The logical entities a bulk read visits: a stretch (a switch's chunk,
+/// [`crate::layout::Layout::for_each_entity_in`]), or picks in any order (a reorder's,
+/// [`crate::layout::Layout::for_each_entity_at`], where a lookup per entity through the
+/// library cost more than the gather from its columns).
+pub enum Rows<'a> {
+    Range(Range<usize>),
+    At(&'a [usize]),
+}
+
+impl Rows<'_> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Rows::Range(range) => range.is_empty(),
+            Rows::At(at) => at.is_empty(),
+        }
+    }
+
+    /// Each row, in order.
+    pub fn for_each(&self, mut f: impl FnMut(usize)) {
+        match self {
+            Rows::Range(range) => range.clone().for_each(f),
+            Rows::At(at) => at.iter().for_each(|&i| f(i)),
+        }
+    }
+
+    /// Whether `f` holds for every row.
+    pub fn all(&self, mut f: impl FnMut(usize) -> bool) -> bool {
+        match self {
+            Rows::Range(range) => range.clone().all(f),
+            Rows::At(at) => at.iter().all(|&i| f(i)),
         }
     }
 }
 
-/// Whether the storage's rows `range` hold the list's entities at `range`, in order: then row
-/// *i* of the one table is logical entity *i*. Every ECS here removes an entity by moving its
-/// table's last row into the hole, as the swarm's logical order does (`swap_remove`), and
-/// appends spawns, so the two stay aligned while one table holds everyone; this check is what
-/// lets a bulk read rely on it, and the per-entity lookups remain the way when it fails.
-pub fn rows_are_logical<E: PartialEq>(rows: &[E], list: &[E], range: &Range<usize>) -> bool {
-    rows.len() == list.len() && rows.get(range.clone()) == list.get(range.clone())
+/// Whether the storage's `rows` hold the list's entities at the same places: then row *i* of
+/// the one table is logical entity *i*. Every ECS here removes an entity by moving its table's
+/// last row into the hole, as the swarm's logical order does (`swap_remove`), and appends
+/// spawns, so the two stay aligned while one table holds everyone; this check is what lets a
+/// bulk read rely on it, and the per-entity lookups remain the way when it fails.
+pub fn rows_are_logical<E: PartialEq>(rows: &[E], list: &[E], which: &Rows<'_>) -> bool {
+    rows.len() == list.len()
+        && match which {
+            Rows::Range(range) => rows.get(range.clone()) == list.get(range.clone()),
+            Rows::At(_) => which.all(|i| rows.get(i) == list.get(i)),
+        }
 }
 
 /// Where an entity's seven components sit, from references into any ECS's live storage.

@@ -37,7 +37,7 @@ use flecs_ecs::prelude::*;
 use crate::layout::components::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Velocity,
 };
-use crate::layout::ecs::{Columns, push_regions, rows_are_logical, state_of};
+use crate::layout::ecs::{Columns, Rows, push_regions, rows_are_logical, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
@@ -305,12 +305,8 @@ impl<S: Scalar> FlecsLayout<S> {
     /// public iteration), row for row, when one table holds every entity and its rows are the
     /// logical order (flecs' delete moves the table's last row into the hole, as the swarm's
     /// `swap_remove` does; checked entity by entity). `false`: nothing was visited.
-    fn read_columns(
-        &self,
-        range: Range<usize>,
-        visit: &mut dyn FnMut(u64, &EntityState<S>),
-    ) -> bool {
-        if range.is_empty() {
+    fn read_columns(&self, rows: Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) -> bool {
+        if rows.is_empty() {
             return true;
         }
         let world = self.world_locked();
@@ -330,7 +326,7 @@ impl<S: Scalar> FlecsLayout<S> {
         query.run(|mut it| {
             while it.next() {
                 // The one table that holds all of them is the only one there is.
-                if read || !rows_are_logical(it.entities(), list, &range) {
+                if read || !rows_are_logical(it.entities(), list, &rows) {
                     continue;
                 }
                 let (ids, positions, velocities) = (
@@ -353,7 +349,7 @@ impl<S: Scalar> FlecsLayout<S> {
                     regens: regens.as_slice(),
                     armors: armors.as_slice(),
                 }
-                .visit(range.clone(), visit);
+                .visit(&rows, visit);
                 read = true;
             }
         });
@@ -498,13 +494,16 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
+        if self.read_columns(Rows::Range(range.clone()), visit) {
             return;
         }
         self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
     }
 
     fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(Rows::At(at), visit) {
+            return;
+        }
         let entities = self.entities.as_slice();
         self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }

@@ -26,7 +26,7 @@ use hecs::{Entity, World};
 use crate::layout::components::{
     Armor, Components, Energy, EntityId, Health, InTable, Position, Regen, Velocity,
 };
-use crate::layout::ecs::{Columns, push_regions, state_of};
+use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
@@ -78,22 +78,19 @@ impl<S: Scalar> HecsLayout<S> {
     /// A switch's read: the one archetype's columns (`Archetype::get`, hecs' own bulk access),
     /// row for row, when its rows are the logical order (hecs' despawn moves the last row into
     /// the hole, as the swarm's `swap_remove` does; checked id by id). `false`: nothing visited.
-    fn read_columns(
-        &self,
-        range: Range<usize>,
-        visit: &mut dyn FnMut(u64, &EntityState<S>),
-    ) -> bool {
+    fn read_columns(&self, which: Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) -> bool {
         let mut filled = self.world.archetypes().filter(|a| !a.is_empty());
         let (Some(archetype), None) = (filled.next(), filled.next()) else {
-            return range.is_empty();
+            return which.is_empty();
         };
         let list = self.entities.as_slice();
         let rows = archetype.ids();
         let aligned = rows.len() == list.len()
-            && rows[range.clone()]
-                .iter()
-                .zip(&list[range.clone()])
-                .all(|(&row, entity)| row == entity.id());
+            && which.all(|i| {
+                rows.get(i)
+                    .zip(list.get(i))
+                    .is_some_and(|(&r, e)| r == e.id())
+            });
         let (true, Some(ids), Some(positions), Some(velocities)) = (
             aligned,
             archetype.get::<&EntityId<InTable>>(),
@@ -119,7 +116,7 @@ impl<S: Scalar> HecsLayout<S> {
             regens: &regens,
             armors: &armors,
         }
-        .visit(range, visit);
+        .visit(&which, visit);
         true
     }
 
@@ -366,13 +363,16 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
+        if self.read_columns(Rows::Range(range.clone()), visit) {
             return;
         }
         self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
     }
 
     fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(Rows::At(at), visit) {
+            return;
+        }
         self.visit_entities(at.iter().map(|&i| self.entities.get(i)), visit);
     }
 

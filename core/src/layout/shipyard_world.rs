@@ -33,7 +33,7 @@ use shipyard::{EntityId, Get, IntoIter, View, ViewMut, World, track};
 use crate::layout::components::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
 };
-use crate::layout::ecs::{Columns, push_regions, state_of};
+use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, prefetch};
@@ -176,15 +176,11 @@ impl<S: Scalar> ShipyardLayout<S> {
     /// array's rows are the logical order (shipyard's delete moves each array's last row into
     /// the hole, as the swarm's `swap_remove` does; checked entity by entity in every array).
     /// `false`: nothing was visited.
-    fn read_columns(
-        &self,
-        range: Range<usize>,
-        visit: &mut dyn FnMut(u64, &EntityState<S>),
-    ) -> bool {
+    fn read_columns(&self, which: Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) -> bool {
         let (id, p, v, h, e, r, a) = self.views();
         let list = self.entities.as_slice();
         let aligned = |ids_at: &dyn Fn(usize) -> Option<EntityId>, len: usize| {
-            len == list.len() && range.clone().all(|k| ids_at(k) == Some(list[k]))
+            len == list.len() && which.all(|k| ids_at(k) == list.get(k).copied())
         };
         let all_aligned = aligned(&|k| id.id_at(k), id.len())
             && aligned(&|k| p.id_at(k), p.len())
@@ -205,7 +201,7 @@ impl<S: Scalar> ShipyardLayout<S> {
             regens: r.as_slice(),
             armors: a.as_slice(),
         }
-        .visit(range, visit);
+        .visit(&which, visit);
         true
     }
 
@@ -390,13 +386,16 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
     }
 
     fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        if self.read_columns(range.clone(), visit) {
+        if self.read_columns(Rows::Range(range.clone()), visit) {
             return;
         }
         self.visit_entities(self.entities.as_slice()[range].iter().copied(), visit);
     }
 
     fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        if self.read_columns(Rows::At(at), visit) {
+            return;
+        }
         let entities = self.entities.as_slice();
         self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }
