@@ -20,6 +20,7 @@
 mod freeing;
 mod order;
 mod population;
+mod queue;
 mod reorder;
 mod switch;
 mod targets;

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use super::Swarm;
 use super::order::Order;
 use super::population::BATCH;
-use super::reorder::Queue;
+use super::queue::Queue;
 use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::id_index::IdIndex;

@@ -371,7 +371,7 @@ fn in_place_table(cfg: &BenchConfig, mine: &[Record]) -> String {
         }
     }
     if rows.is_empty() {
-        return "A library's own in-place sort (flecs' `order_by`) is not in this run's records: the experiment times it from 2026-12-04 on.\n\n".into();
+        return "flecs' own in-place sort (`order_by`): not in this run's records.\n\n".into();
     }
     format!(
         "**A library's own sort** (flecs' `order_by`: a query ordered by the entity's id component sorts the table itself, a quicksort that swaps whole rows), one call, beside the rebuild every layout gets, ms:\n\n{}\n",
