@@ -49,6 +49,7 @@ impl<S: AllLayouts> Swarm<S> {
         self.ids = order.arrange(self.index.ids_ascending());
         self.index = IdIndex::rebuild(&self.ids);
         self.order = order;
+        self.sorts_landed += 1;
         true
     }
 

@@ -15,10 +15,11 @@ use crate::workload::GROUPS;
 #[derive(Clone, Debug)]
 pub(super) struct Queue {
     walk: Option<Walk>,
-    /// The ids listed up front (where there is no walk), then those spawned since the request.
+    /// The ids listed up front, where there is no walk.
     listed: Vec<u64>,
-    /// How many of `listed` and `spawned` were handed out.
+    /// How many of `listed` were handed out.
     listed_next: usize,
+    /// The ids spawned since the request, handed out last, and how many of them were.
     pub(super) spawned: Vec<u64>,
     spawned_next: usize,
 }
