@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# There, on a machine with a GPU, as one call (carry .device-carry and .gl; $OUT comes back):
-# the gpu layout first (verify --gpu's ulps after 600 frames, bench --only gpu at 1M, 10M, 100M),
-# then the app's frame-time matrix at 1M, 4M and 10M entities with a real GPU under both
-# renderers (the gpu layout included, and 100M on it), then the renderers' bench (render) and
-# the bench experiments that a 16-core machine answers differently. Prepared here by scripts/device-pack.sh.
+# There, on a machine with a GPU, as one call of at most 10 minutes (carry .device-carry and .gl;
+# $OUT comes back, as one archive, all.tgz, beside device.log, since a call brings back few files).
+# Prepared here by scripts/device-pack.sh. Each step has its own time limit, the most wanted first:
+# verify --gpu after 1 frame, bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
+# (every switch landed before its frames: `wait done`), seek in soa and gpu, the gpu layout
+# started at 100M, the quads at 10M, then the bench experiments that a GPU or 16 cores answer
+# differently. The run of 2026-12-04 (docs/runs/device-h200-2026-12-04) took these steps.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device-out}
@@ -21,21 +23,30 @@ bin=/tmp/entity-layouts
 gunzip -c .device-carry/entity-layouts.gz >"$bin" && chmod +x "$bin"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 nproc; grep -m1 'model name' /proc/cpuinfo
+t0=$(date +%s)
+step() { echo "== $(($(date +%s) - t0)) s: $*"; }
+app() { timeout "$1" "$bin" --headless --size 1920x1080 --threads all "${@:2}" 2>&1 | grep -v '^\s*$' | tail -8; }
 
-echo "== gpu layout: equivalence with soa after 600 frames (a GPU that fuses x + v*dt into an FMA differs by a few ulps: recorded, not failed)"
-"$bin" verify --gpu --count 1000000 --frames 600 --gpu-ulps 4294967295
-echo "== gpu layout: bench"
-"$bin" bench --only gpu --out "$OUT/bench-gpu" >/dev/null
+step "gpu layout against soa after 1 frame (a GPU that fuses x + v*dt into an FMA differs: recorded, not failed)"
+timeout 35 "$bin" verify --gpu --count 1000000 --frames 1 --gpu-ulps 4294967295
+step "gpu layout: bench"
+timeout 75 "$bin" bench --only gpu --out "$OUT/bench-gpu" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench-gpu/results.md"
-
-echo "== app, headless, real GPU"
-BIN=$bin OUT_DIR="$OUT/app" FRAMES=${FRAMES:-30} LAYOUTS=${LAYOUTS:-"soa aos ecs-table boxed gpu"} scripts/measure-app.sh
-echo "== app, headless, gpu layout at 100M (goal: >= 60 fps at 1920x1080 with the compute renderer)"
-BIN=$bin OUT_DIR="$OUT/app-100m" FRAMES=${FRAMES:-30} COUNTS=100000000 LAYOUTS=gpu THREADS=all scripts/measure-app.sh
-
-echo "== app, headless, seek on: the gpu layout's seek pass against soa's"
-BIN=$bin OUT_DIR="$OUT/app-seek" FRAMES=${FRAMES:-30} COUNTS="1000000 10000000" LAYOUTS="soa gpu" THREADS=all RENDERERS=compute SEEK=1 scripts/measure-app.sh
-
-echo "== bench on $(nproc) cores"
-"$bin" bench ${BENCH_FLAGS:-} --only "${BENCH_ONLY:-render,threads,bandwidth,gather,ecs-vs-soa,switch}" --out "$OUT/bench" >/dev/null
+step "app matrix: 1M and 10M, 1 and all threads, compute renderer"
+BIN=$bin OUT_DIR="$OUT/app" FRAMES=20 COUNTS="1000000 10000000" LAYOUTS="soa aos ecs-table boxed gpu" \
+    THREADS="1 all" RENDERERS=compute timeout 130 scripts/measure-app.sh
+grep -E "switched|grew|instead|cancel" "$OUT/app/app.log"
+step "seek on: soa and gpu"
+BIN=$bin OUT_DIR="$OUT/seek" FRAMES=20 COUNTS="1000000 10000000" LAYOUTS="soa gpu" THREADS=all \
+    RENDERERS=compute SEEK=1 timeout 50 scripts/measure-app.sh
+step "gpu layout started at 100M, compute renderer (goal: 60 fps or better at 1920x1080)"
+app 45 --count 100000000 --layout gpu --renderer compute --frames 40
+step "gpu layout at 10M, quads"
+app 25 --count 10000000 --layout gpu --renderer quads --frames 30
+step "bench on $(nproc) cores: ${BENCH_ONLY:=render,threads,bandwidth,gather}"
+timeout 190 "$bin" bench ${BENCH_FLAGS:-} --only "$BENCH_ONLY" --out "$OUT/bench" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench/results.md"
+step "end"
+# A call brings back at most 8 files: everything in one archive, the log beside it.
+tar czf /tmp/all.tgz -C "$OUT" --exclude=./all.tgz --exclude=./device.log . && mv /tmp/all.tgz "$OUT/" &&
+    find "$OUT" -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name device.log -exec rm -rf {} +

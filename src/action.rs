@@ -42,6 +42,9 @@ pub enum Action {
     Pause(bool),
     /// Let this many frames pass before the next action (scripts).
     Wait(u64),
+    /// Hold the next action until the switch, sort or growth under way has landed (scripts:
+    /// `wait done`); at once when none is.
+    WaitDone,
     /// Save a PNG of the window.
     Screenshot(PathBuf),
     /// Show a caption over the world until the next one; an empty one clears it.
@@ -157,6 +160,7 @@ impl fmt::Display for Action {
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),
             Action::Wait(frames) => write!(f, "wait {frames}"),
+            Action::WaitDone => f.write_str("wait done"),
             Action::Screenshot(path) => write!(f, "screenshot {}", path.display()),
             Action::Say(text) if text.is_empty() => f.write_str("say"),
             Action::Say(text) => write!(f, "say {text}"),

@@ -225,6 +225,11 @@ impl<S: AllLayouts> Driver<S> {
         self.swarm.len() < self.target
     }
 
+    /// A switch, a sort or a growth under way (what a script's `wait done` waits for).
+    pub fn working(&self) -> bool {
+        self.growing() || self.swarm.switch_progress().is_some()
+    }
+
     pub fn churn(&self) -> usize {
         self.churn
     }

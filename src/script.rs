@@ -12,6 +12,7 @@
 //! order group         # rebuild the storage with each seeker beside its target; `order id`
 //! resort 50           # sort by group again once churn strays 50% of the targets; `resort off`
 //! wait 120            # frames
+//! wait done           # until the switch, sort or growth under way has landed
 //! say Objects on the heap: one pointer per entity
 //! say                 # clears the caption
 //! panel hide          # the audience's HUD instead of the panel; `panel show` brings it back
@@ -129,7 +130,11 @@ pub const GRAMMAR: [Verb; 20] = [
         "say TEXT (with {count}, {layout}, {simulate_ms}, {budget_pct})",
         "say Over at {count}",
     ),
-    verb("wait", "wait FRAMES", "wait 120"),
+    verb(
+        "wait",
+        "wait FRAMES, or wait done (until the switch, sort or growth under way has landed)",
+        "wait 120",
+    ),
     verb(
         "screenshot",
         "screenshot PATH.png",
@@ -206,12 +211,15 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                     .map_err(value)?
                     .0,
             ),
-            "wait" => Action::Wait(
-                need("a number of frames")?
-                    .parse::<Frames>()
-                    .map_err(value)?
-                    .0,
-            ),
+            "wait" => match need("a number of frames, or done")? {
+                "done" => Action::WaitDone,
+                frames => Action::Wait(
+                    frames
+                        .parse::<Frames>()
+                        .map_err(|e| fail(format!("{e}; or wait done")))?
+                        .0,
+                ),
+            },
             "say" => {
                 if let Some(bad) = unknown_placeholder(rest) {
                     return Err(fail(format!(
@@ -366,6 +374,27 @@ pub struct ScriptRunner {
     actions: Vec<Action>,
     next: usize,
     waiting: u64,
+    /// A `wait done` holds the lines after it until the driver has nothing under way.
+    settling: bool,
+}
+
+/// What the driver is in the middle of, as far as a script's next lines must wait for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Busy {
+    /// A `count until-over` search, or its population growing back to the count it found:
+    /// holds every line, waits included, so that the next caption can say what it found.
+    pub searching: bool,
+    /// A switch, a sort or a growth under way: holds the lines after a `wait done`.
+    pub working: bool,
+}
+
+impl Busy {
+    pub fn of(driver: &Driver) -> Self {
+        Self {
+            searching: driver.searching(),
+            working: driver.working(),
+        }
+    }
 }
 
 impl ScriptRunner {
@@ -374,26 +403,41 @@ impl ScriptRunner {
             actions,
             next: 0,
             waiting: 0,
+            settling: false,
         }
     }
 
-    /// The actions due at the start of this frame (call once per frame). `busy`: the driver is
-    /// still carrying out an action that takes frames (`count until-over`); the script holds
-    /// until it is done, waits included, so that the next caption can say what it found.
-    pub fn due(&mut self, busy: bool) -> Vec<Action> {
+    /// The actions due at the start of this frame (call once per frame, with what the driver is
+    /// busy with at its start).
+    pub fn due(&mut self, busy: Busy) -> Vec<Action> {
         let mut out = Vec::new();
-        if busy {
+        if busy.searching {
             return out;
         }
         if self.waiting > 0 {
             self.waiting -= 1;
             return out;
         }
+        if self.settling {
+            if busy.working {
+                return out;
+            }
+            self.settling = false;
+        }
         while let Some(action) = self.actions.get(self.next).cloned() {
             self.next += 1;
-            if let Action::Wait(frames) = action {
-                self.waiting = frames - 1;
-                break;
+            match action {
+                Action::Wait(frames) => {
+                    self.waiting = frames - 1;
+                    break;
+                }
+                // The actions just handed out start their work when applied, after this call:
+                // the wait is judged from the next frame on.
+                Action::WaitDone => {
+                    self.settling = true;
+                    break;
+                }
+                _ => {}
             }
             let ends_batch = matches!(action, Action::Exit | Action::CountUntilOver(_));
             out.push(action);
@@ -405,7 +449,7 @@ impl ScriptRunner {
     }
 
     pub fn finished(&self) -> bool {
-        self.next >= self.actions.len() && self.waiting == 0
+        self.next >= self.actions.len() && self.waiting == 0 && !self.settling
     }
 }
 
@@ -438,7 +482,7 @@ pub fn replay(
     }
     let mut runner = ScriptRunner::new(actions);
     loop {
-        let due = runner.due(driver.searching());
+        let due = runner.due(Busy::of(&driver));
         for action in &due {
             if let Err(e) = driver.apply(action) {
                 refused.push((driver.frame(), action.clone(), e));
@@ -614,13 +658,50 @@ mod tests {
         }
     }
 
+    const IDLE: Busy = Busy {
+        searching: false,
+        working: false,
+    };
+    const SEARCHING: Busy = Busy {
+        searching: true,
+        working: false,
+    };
+    const WORKING: Busy = Busy {
+        searching: false,
+        working: true,
+    };
+
+    #[test]
+    fn wait_done_holds_the_next_lines_while_the_driver_works_and_no_longer() {
+        let mut r = ScriptRunner::new(parse("layout aos\nwait done\nsay in aos\nexit").unwrap());
+        assert_eq!(r.due(IDLE), vec![Action::Layout(LayoutKind::Aos)]);
+        for _ in 0..3 {
+            assert_eq!(r.due(WORKING), vec![]);
+            assert!(!r.finished());
+        }
+        assert_eq!(
+            r.due(IDLE),
+            vec![Action::Say("in aos".into()), Action::Exit]
+        );
+        assert!(r.finished());
+        // Nothing under way: the wait costs the one frame in which the request is applied.
+        let mut r = ScriptRunner::new(parse("wait done\nexit").unwrap());
+        assert_eq!(r.due(IDLE), vec![]);
+        assert_eq!(r.due(IDLE), vec![Action::Exit]);
+        let err = parse("wait soon").unwrap_err().problem;
+        assert!(
+            err.contains("soon") && err.contains("frames") && err.ends_with("or wait done"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn runner_hands_out_actions_per_frame() {
         let mut r = ScriptRunner::new(parse("count 10\nwait 2\nlayout aos\nexit").unwrap());
-        assert_eq!(r.due(false), vec![Action::Count(10)]);
-        assert_eq!(r.due(false), vec![]);
+        assert_eq!(r.due(IDLE), vec![Action::Count(10)]);
+        assert_eq!(r.due(IDLE), vec![]);
         assert_eq!(
-            r.due(false),
+            r.due(IDLE),
             vec![Action::Layout(LayoutKind::Aos), Action::Exit]
         );
         assert!(r.finished());
@@ -630,14 +711,14 @@ mod tests {
     fn a_search_holds_the_lines_after_it_until_it_ends() {
         let script = "count until-over 16.67\nsay Over at {count}\nwait 2\nexit";
         let mut r = ScriptRunner::new(parse(script).unwrap());
-        assert_eq!(r.due(false), vec![Action::CountUntilOver(16.67)]);
+        assert_eq!(r.due(IDLE), vec![Action::CountUntilOver(16.67)]);
         // While the driver searches, nothing else comes, waits included.
         for _ in 0..5 {
-            assert_eq!(r.due(true), vec![]);
+            assert_eq!(r.due(SEARCHING), vec![]);
         }
-        assert_eq!(r.due(false), vec![Action::Say("Over at {count}".into())]);
-        assert_eq!(r.due(false), vec![]);
-        assert_eq!(r.due(false), vec![Action::Exit]);
+        assert_eq!(r.due(IDLE), vec![Action::Say("Over at {count}".into())]);
+        assert_eq!(r.due(IDLE), vec![]);
+        assert_eq!(r.due(IDLE), vec![Action::Exit]);
     }
 
     #[test]

@@ -572,12 +572,40 @@ fn gather(
     sim.gather_ms = points.gather(&mut sim.driver, &device, &queue);
 }
 
+/// How many frames in a row the draw time has not changed; past [`DrawSeen::STALE_AFTER`], the
+/// value shown would be an old one. On an NVIDIA H200 (headless, Vulkan) Bevy logged "Failed
+/// to download render statistics buffer" at 4M and 10M entities, and the last value read
+/// stayed in place: 45.6 ms for both renderers, four settings in a row, in frames of 1.7 ms
+/// (docs/runs/device-h200-2026-12-04).
+#[derive(Default)]
+struct DrawSeen {
+    last: Option<Instant>,
+    unchanged: u32,
+}
+
+impl DrawSeen {
+    /// Render timings arrive a few frames late; on a frame of a second that is a few seconds,
+    /// so a count of frames, not a time, says when one is stale.
+    const STALE_AFTER: u32 = 8;
+
+    fn fresh(&mut self, measured: Instant) -> bool {
+        if self.last == Some(measured) {
+            self.unchanged = self.unchanged.saturating_add(1);
+        } else {
+            self.last = Some(measured);
+            self.unchanged = 0;
+        }
+        self.unchanged <= Self::STALE_AFTER
+    }
+}
+
 fn record_frame(
     time: Res<Time<Real>>,
     diagnostics: Res<DiagnosticsStore>,
     drawing: Res<Drawing>,
     mut sim: ResMut<Sim>,
     mut stats: ResMut<FrameStats>,
+    mut draw_seen: Local<DrawSeen>,
 ) {
     // The start-up fill's frames belong to no layout's summary, scoreboard or plot.
     if sim.loading_frame {
@@ -598,10 +626,11 @@ fn record_frame(
         stats.draw = Default::default();
     }
     // The latest measurement, which may be a few frames old: none right after a renderer
-    // change, when it would still be the other renderer's.
-    let draw_ms = diagnostics
-        .get(&DRAW_GPU)
-        .and_then(|d| d.measurement())
+    // change, when it would still be the other renderer's, and none once it has stopped
+    // changing (the GPU's timings no longer reach the app).
+    let latest = diagnostics.get(&DRAW_GPU).and_then(|d| d.measurement());
+    let draw_ms = latest
+        .filter(|m| draw_seen.fresh(m.time))
         .filter(|_| drawing.settled())
         .map_or(f32::NAN, |m| m.value as f32);
     let split = FrameSplit {

@@ -16,7 +16,7 @@ use entity_layouts::action::Action;
 use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::renderer::Renderer;
-use entity_layouts::script::{SayValues, ScriptRunner};
+use entity_layouts::script::{Busy, SayValues, ScriptRunner};
 use entity_layouts::simd::SimdChoice;
 use entity_layouts::swarm::Order;
 
@@ -220,7 +220,7 @@ fn run_script(mut talk: ResMut<Talk>, sim: Res<Sim>, mut requests: MessageWriter
         return;
     }
     if let Some(runner) = talk.script.as_mut() {
-        let due = runner.due(sim.driver.searching());
+        let due = runner.due(Busy::of(&sim.driver));
         requests.write_batch(due.into_iter().map(Request));
     }
 }

@@ -84,6 +84,7 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::Wait(_)
+            | Action::WaitDone
             | Action::Screenshot(_)
             | Action::Say(_)
             | Action::ShowPanel(_)
