@@ -4,8 +4,9 @@
 # Prepared here by scripts/device-pack.sh. Each step has its own time limit, the most wanted first:
 # verify --gpu after 1 frame, bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
 # (every switch landed before its frames: `wait done`), seek in soa and gpu, the gpu layout
-# started at 100M, the quads at 10M, then the bench experiments that a GPU or 16 cores answer
-# differently. The run of 2026-12-04 (docs/runs/device-h200-2026-12-04) took these steps.
+# started at 100M, the quads at 10M, the switch and sort tours at 1M (1280x720, the targets'
+# size), then the bench experiments that a GPU or 16 cores answer differently. The run of
+# 2026-12-04 (docs/runs/device-h200-2026-12-04) took the steps up to the quads, in 179 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-device-out}
@@ -34,17 +35,23 @@ timeout 75 "$bin" bench --only gpu --out "$OUT/bench-gpu" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench-gpu/results.md"
 step "app matrix: 1M and 10M, 1 and all threads, compute renderer"
 BIN=$bin OUT_DIR="$OUT/app" FRAMES=20 COUNTS="1000000 10000000" LAYOUTS="soa aos ecs-table boxed gpu" \
-    THREADS="1 all" RENDERERS=compute timeout 130 scripts/measure-app.sh
+    THREADS="1 all" RENDERERS=compute timeout 120 scripts/measure-app.sh
 grep -E "switched|grew|instead|cancel" "$OUT/app/app.log"
 step "seek on: soa and gpu"
 BIN=$bin OUT_DIR="$OUT/seek" FRAMES=20 COUNTS="1000000 10000000" LAYOUTS="soa gpu" THREADS=all \
-    RENDERERS=compute SEEK=1 timeout 50 scripts/measure-app.sh
+    RENDERERS=compute SEEK=1 timeout 40 scripts/measure-app.sh
 step "gpu layout started at 100M, compute renderer (goal: 60 fps or better at 1920x1080)"
-app 45 --count 100000000 --layout gpu --renderer compute --frames 40
+app 40 --count 100000000 --layout gpu --renderer compute --frames 40
 step "gpu layout at 10M, quads"
-app 25 --count 10000000 --layout gpu --renderer quads --frames 30
+app 20 --count 10000000 --layout gpu --renderer quads --frames 30
+for tour in switch sort; do
+    step "the $tour tour at 1M, 1280x720 (each lands before the next: the log's lines time it)"
+    timeout 55 "$bin" --layout soa --count 1000000 --headless --size 1280x720 \
+        --script "assets/talks/$tour-tour.txt" >"$OUT/$tour-tour.log" 2>&1
+    grep -E "switched|sorted|instead|cancel" "$OUT/$tour-tour.log"
+done
 step "bench on $(nproc) cores: ${BENCH_ONLY:=render,threads,bandwidth,gather}"
-timeout 190 "$bin" bench ${BENCH_FLAGS:-} --only "$BENCH_ONLY" --out "$OUT/bench" >/dev/null
+timeout 120 "$bin" bench ${BENCH_FLAGS:-} --only "$BENCH_ONLY" --out "$OUT/bench" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench/results.md"
 step "end"
 # A call brings back at most 8 files: everything in one archive, the log beside it.

@@ -695,6 +695,20 @@ mod tests {
         );
     }
 
+    /// Every talk that ships parses: the tours too, which only the device run and the docs use.
+    #[test]
+    fn every_shipped_talk_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/talks");
+        let mut talks = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            talks += 1;
+        }
+        assert!(talks >= 5, "{talks} talks in {}", dir.display());
+    }
+
     #[test]
     fn runner_hands_out_actions_per_frame() {
         let mut r = ScriptRunner::new(parse("count 10\nwait 2\nlayout aos\nexit").unwrap());

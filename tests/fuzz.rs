@@ -26,6 +26,7 @@ fn action() -> impl Strategy<Value = Action> {
         (0usize..=100_000).prop_map(Action::Churn),
         any::<bool>().prop_map(Action::Pause),
         (1u64..=1_000_000).prop_map(Action::Wait),
+        Just(Action::WaitDone),
         "[a-z0-9_/.-]{0,19}[a-z0-9]".prop_map(|p| Action::Screenshot(format!("{p}.png").into())),
         // Captions: anything printable but a comment sign, without surrounding spaces; a `{` only
         // in a placeholder the parser knows (an unknown one is refused by name).
