@@ -133,8 +133,18 @@ pub fn count_program(
     what: &str,
 ) -> Result<Simulated, String> {
     let valgrind = valgrind_version()?;
-    let short = run_once(program, &args(frames.0), geometry, what)?;
-    let long = run_once(program, &args(frames.1), geometry, what)?;
+    // The two runs side by side: valgrind runs a program on one core, and what it counts does
+    // not depend on what else the machine runs, so on two cores a figure takes the time of its
+    // longer run instead of both. The counts bench's baseline (`cargo bench --bench counts`)
+    // holds them to the counts taken one after the other.
+    let (short_args, long_args) = (args(frames.0), args(frames.1));
+    let (short, long) = std::thread::scope(|scope| {
+        let short = scope.spawn(|| run_once(program, &short_args, geometry, what));
+        let long = run_once(program, &long_args, geometry, what);
+        (short.join(), long)
+    });
+    let short = short.map_err(|_| format!("the shorter cachegrind run of {what} panicked"))??;
+    let long = long?;
     // The two runs agree on everything but a few dozen instructions and misses of the pool
     // threads' start-up, whose interleaving valgrind's scheduler does not fix; against 10^6 and
     // more events per counted frame that is noise, and a difference below zero is taken as none.
