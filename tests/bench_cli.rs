@@ -549,6 +549,25 @@ fn an_interrupted_run_and_a_failed_cell_resume_to_the_uninterrupted_records() {
     };
     assert_eq!(headings(&md), headings(&whole_md));
 
+    // Each run folder has the run's progress lines; a resumed run appends its own to them.
+    let log = |dir: &std::path::Path| std::fs::read_to_string(dir.join("progress.log")).unwrap();
+    let whole_log = log(&whole);
+    assert_eq!(whole_log.matches("] cell ").count(), total, "{whole_log}");
+    assert!(whole_log.contains("filtered done in"), "{whole_log}");
+    let stopped_log = log(&stopped);
+    // Three cells started before Ctrl-C, all but the two finished ones on the first resume, and
+    // the failed one on the second.
+    assert_eq!(
+        stopped_log.matches("] cell ").count(),
+        total + 2,
+        "{stopped_log}"
+    );
+    assert_eq!(
+        stopped_log.matches("resuming: ").count(),
+        2,
+        "{stopped_log}"
+    );
+
     // A folder that no run wrote is an error that says what --resume takes.
     let empty = temp_dir("resume-empty");
     std::fs::create_dir_all(&empty).unwrap();

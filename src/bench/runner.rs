@@ -63,6 +63,15 @@ pub fn run(
         })
         .collect();
     let mut progress = Progress::new(stages, cfg.quick);
+    if let Some(journal) = &keep.journal {
+        let path = journal.dir().join("progress.log");
+        progress
+            .log_to(&path, keep.resumed.is_some())
+            .map_err(|e| BenchError::Unwritable {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+    }
     for line in not_narrowed(cfg, selected) {
         progress.note(&line);
     }

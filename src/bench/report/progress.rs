@@ -1,6 +1,8 @@
 //! Where a bench run is: cells done of the total, the cell now running, the time elapsed and an
 //! estimate of the time left. A progress bar (indicatif) on a terminal; the same facts as plain
-//! lines when stderr is a pipe or a CI log, where a redrawn bar would be noise.
+//! lines when stderr is a pipe or a CI log, where a redrawn bar would be noise. A run with `--out
+//! DIR` also writes the plain lines, its workers' stderr among them, to `DIR/progress.log`, so
+//! that a committed run folder shows how the run went.
 //!
 //! The estimate: each experiment's typical duration (`durations.rs`, measured on some machine),
 //! scaled by how fast this machine ran the experiments it has finished against their typical
@@ -10,7 +12,10 @@
 //! read from its first cells put a 43-minute run at 11 minutes (docs/runs/full-2026-12-04,
 //! progress.log).
 
-use std::io::IsTerminal;
+use std::fs::{File, OpenOptions};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -26,6 +31,7 @@ pub struct Stage {
 
 pub struct Progress {
     bar: Option<ProgressBar>,
+    log: Log,
     started: Instant,
     quick: bool,
     stages: Vec<Stage>,
@@ -67,6 +73,7 @@ impl Progress {
             bar
         });
         Self {
+            log: Log::default(),
             bar,
             started: Instant::now(),
             quick,
@@ -115,19 +122,33 @@ impl Progress {
         }
     }
 
+    /// Also writes the plain lines to `path`: a new file, or the end of an interrupted run's.
+    pub fn log_to(&mut self, path: &Path, append: bool) -> std::io::Result<()> {
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)?;
+        self.log = Log(Some(Arc::new(Mutex::new(file))));
+        Ok(())
+    }
+
     /// Before a cell runs: the line (plain) or the bar's message says which and how long is left.
     pub fn start_cell(&mut self, experiment: &str, cell: &str) {
         let left = self
             .estimate_left()
             .map_or(String::new(), |s| format!(", about {} left", human(s)));
+        let line = format!(
+            "[{}] cell {}/{} {experiment} {cell}{left}",
+            clock(self.started.elapsed()),
+            self.done + 1,
+            self.total(),
+        );
+        self.log.line(&line);
         match &self.bar {
             Some(bar) => bar.set_message(format!("{experiment} {cell}{left}")),
-            None => eprintln!(
-                "[{}] cell {}/{} {experiment} {cell}{left}",
-                clock(self.started.elapsed()),
-                self.done + 1,
-                self.total(),
-            ),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -159,15 +180,17 @@ impl Progress {
 
     /// A line that must stay on screen (a failure, a skip): above the bar, or on its own.
     pub fn note(&self, line: &str) {
+        let stamped = format!("[{}] {line}", clock(self.started.elapsed()));
+        self.log.line(&stamped);
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("[{}] {line}", clock(self.started.elapsed())),
+            None => eprintln!("{stamped}"),
         }
     }
 
     /// A child's stderr, passed through without tearing the bar.
     pub fn passthrough(&self) -> Passthrough {
-        Passthrough(self.bar.clone())
+        Passthrough(self.bar.clone(), self.log.clone())
     }
 
     pub fn finish(&self) {
@@ -216,15 +239,31 @@ impl Progress {
     }
 }
 
-/// Writes a child's stderr lines where the progress display allows.
+/// Writes a child's stderr lines where the progress display allows, and to the run's log.
 #[derive(Clone)]
-pub struct Passthrough(Option<ProgressBar>);
+pub struct Passthrough(Option<ProgressBar>, Log);
 
 impl Passthrough {
     pub fn line(&self, line: &str) {
+        self.1.line(line);
         match &self.0 {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// The run folder's `progress.log`, shared with the threads that pass workers' stderr through.
+/// A line that cannot be written is dropped: the log is a copy of what stderr shows, and the
+/// journal, not the log, is what a resumed run reads.
+#[derive(Clone, Default)]
+struct Log(Option<Arc<Mutex<File>>>);
+
+impl Log {
+    fn line(&self, line: &str) {
+        if let Some(file) = &self.0 {
+            let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(file, "{line}");
         }
     }
 }
