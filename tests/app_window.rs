@@ -301,6 +301,34 @@ fn the_app_opens_at_its_count_and_says_what_each_switch_request_did() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `wait done` holds a script until the switch under way has landed, in the app itself: with
+/// 20,000 entities copied a frame, the switch of 200,000 takes ten frames, and the `exit` after
+/// the wait comes only once it is done.
+#[test]
+fn a_script_waits_for_a_switch_to_land() {
+    if let Some(reason) = missing_display() {
+        return skip_or_fail(reason);
+    }
+    let dir = temp_dir("wait-done");
+    let Some(run) = run_app_with(
+        &dir,
+        "layout aos\nwait done\nexit\n",
+        LayoutKind::Soa,
+        200_000,
+        &["--switch-chunk", "20000"],
+    ) else {
+        return;
+    };
+    let out = &run.stdout;
+    assert!(out.contains("switched to AoS"), "{out}");
+    let final_line = out.lines().find(|l| l.starts_with("final: ")).unwrap();
+    assert!(
+        final_line.starts_with("final: 200000 entities, layout aos,"),
+        "{final_line}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_options_exit_2_before_a_window_opens() {
     let bin = env!("CARGO_BIN_EXE_entity-layouts");
