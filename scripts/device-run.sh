@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# There, on a machine with a GPU, as one call of at most 10 minutes (carry .device-carry and .gl;
-# $OUT comes back, as one archive, all.tgz, beside device.log, since a call brings back few files).
+# There, on a machine with a GPU, as one run of at most 10 minutes (carry .device-carry and .gl;
+# $OUT comes back, as one archive, all.tgz, beside device.log, since few files come back).
 # Prepared here by scripts/device-pack.sh. Each step has its own time limit, the most wanted first:
 # verify --gpu after 1 frame, bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
 # (every switch landed before its frames: `wait done`), seek in soa and gpu, the gpu layout
@@ -54,6 +54,6 @@ step "bench on $(nproc) cores: ${BENCH_ONLY:=render,threads,bandwidth,gather}"
 timeout 120 "$bin" bench ${BENCH_FLAGS:-} --only "$BENCH_ONLY" --out "$OUT/bench" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench/results.md"
 step "end"
-# A call brings back at most 8 files: everything in one archive, the log beside it.
+# At most 8 files come back: everything in one archive, the log beside it.
 tar czf /tmp/all.tgz -C "$OUT" --exclude=./all.tgz --exclude=./device.log . && mv /tmp/all.tgz "$OUT/" &&
     find "$OUT" -mindepth 1 -maxdepth 1 ! -name all.tgz ! -name device.log -exec rm -rf {} +
