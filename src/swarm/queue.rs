@@ -53,28 +53,22 @@ impl Walk {
 impl Queue {
     /// The ids `index` maps now, ids below `end` issued, in `order`.
     pub(super) fn new(order: Order, end: u64, index: &IdIndex) -> Self {
-        let (walk, listed) = if index.is_dense() {
-            let step = match order {
-                Order::Id => 1,
-                Order::Group => GROUPS,
-            };
-            let walk = Walk {
+        if !index.is_dense() {
+            return Self::listed(order.arrange(index.ids_ascending()));
+        }
+        let step = match order {
+            Order::Id => 1,
+            Order::Group => GROUPS,
+        };
+        Self {
+            walk: Some(Walk {
                 end,
                 step,
                 groups: step,
                 group: 0,
                 next: 0,
-            };
-            (Some(walk), Vec::new())
-        } else {
-            (None, order.arrange(index.ids_ascending()))
-        };
-        Self {
-            walk,
-            listed,
-            listed_next: 0,
-            spawned: Vec::new(),
-            spawned_next: 0,
+            }),
+            ..Self::listed(Vec::new())
         }
     }
 
