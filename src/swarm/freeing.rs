@@ -5,7 +5,6 @@
 //! own, since freeing millions of boxes is work that no frame should wait for.
 
 use super::Swarm;
-use super::switch::PendingSwitch;
 use crate::catalog::AllLayouts;
 use crate::layout::{Layout, Released};
 use crate::memory::release_to_os;
@@ -34,7 +33,7 @@ impl<S: AllLayouts> Swarm<S> {
             && released == Released::RebuildWouldFree
             && let Ok(to) = self.create(self.kind())
         {
-            self.switch = Some(PendingSwitch::new(to));
+            self.switch = Some(self.pending_switch(to, self.len()));
             self.finish_switch_if_copied();
         }
         release_to_os();

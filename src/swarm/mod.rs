@@ -8,6 +8,7 @@
 //! - [`targets`]: seek's targets, resolved to logical indices and followed through switches;
 //! - [`order`]: the storage order (by id, or seekers beside their targets) and rebuilding in it;
 //! - [`reorder`]: that rebuild, a switch that reads the population in the new order;
+//! - [`preparing`]: readying a switch's fresh layout on a thread of its own;
 //! - [`freeing`]: giving memory back after a shrink or a switch.
 //!
 //! This file holds the swarm itself, the systems it steps and what is read out of it.
@@ -20,6 +21,7 @@
 mod freeing;
 mod order;
 mod population;
+mod preparing;
 mod queue;
 mod reorder;
 mod switch;
@@ -118,11 +120,16 @@ impl<S: AllLayouts> Swarm<S> {
     /// A fresh, empty layout of `kind` on this swarm's SIMD tier and seek kernel.
     fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
         let mut layout = catalog::create::<S>(kind)?;
+        self.configure(layout.as_mut());
+        Ok(layout)
+    }
+
+    /// Puts `layout` on this swarm's SIMD tier and seek kernel.
+    fn configure(&self, layout: &mut dyn Layout<S>) {
         layout.set_simd(self.simd);
         if let Some(seeking) = layout.seeking_mut() {
             seeking.set_seek_kernel(self.seek_kernel);
         }
-        Ok(layout)
     }
 
     /// Runs `kernel`'s seek from the next step on, in the current layout and in one a pending
@@ -303,7 +310,9 @@ impl<S: AllLayouts> Swarm<S> {
         let past_last = snapshot.ids.iter().max().map_or(0, |&id| id + 1);
         self.next_id = self.next_id.max(past_last);
         self.layout = fresh;
-        self.switch = None;
+        if let Some(pending) = self.switch.take() {
+            self.give_up(pending);
+        }
         self.order = Order::Id;
         self.ids.clear();
         self.index = IdIndex::default();

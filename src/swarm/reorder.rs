@@ -55,7 +55,7 @@ impl<S: AllLayouts> Swarm<S> {
         self.wait_for_frees();
         let mut to = self.create(self.kind())?;
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        let mut pending = PendingSwitch::new(to);
+        let mut pending = self.pending_switch(to, self.len());
         pending.reorder = Some(Reordering {
             order,
             queue,
@@ -63,7 +63,7 @@ impl<S: AllLayouts> Swarm<S> {
             index: IdIndex::expecting(self.len()),
         });
         if let Some(replaced) = self.switch.replace(pending) {
-            self.free_in_background(replaced.to);
+            self.give_up(replaced);
         }
         self.finish_switch_if_copied();
         Ok(())

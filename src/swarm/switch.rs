@@ -11,6 +11,8 @@
 //! takes over. Everything else (pacing, churn and growth meanwhile, seekers that wait for their
 //! targets) is the switch's.
 
+use std::thread::JoinHandle;
+
 use rustc_hash::FxHashMap;
 
 use super::Swarm;
@@ -33,6 +35,15 @@ pub(super) struct PendingSwitch<S: AllLayouts> {
     pub(super) waiting: FxHashMap<u64, Vec<u64>>,
     /// A reorder: the order the copy is filled in, and the copy's own logical order.
     pub(super) reorder: Option<Reordering>,
+    /// The layout to copy into, being prepared on a thread while `to` is an empty stand-in.
+    pub(super) preparing: Option<Preparing<S>>,
+    /// `to` is a stand-in whose room was not made: no thread could prepare the layout.
+    pub(super) unprepared: bool,
+}
+
+/// A switch's fresh layout being prepared on a thread of its own ([`super::preparing`]).
+pub(super) struct Preparing<S: AllLayouts> {
+    pub(super) thread: JoinHandle<Box<dyn Layout<S>>>,
 }
 
 /// A copy filled in a new order: the ids still to copy, and the copy's ids and their places.
@@ -53,6 +64,8 @@ impl<S: AllLayouts> PendingSwitch<S> {
             copied: 0,
             waiting: FxHashMap::default(),
             reorder: None,
+            preparing: None,
+            unprepared: false,
         }
     }
 }
@@ -107,8 +120,10 @@ impl<S: AllLayouts> Swarm<S> {
         Self::make_room(self.max_entities, to.as_mut(), self.len())?;
         // A switch to a third layout gives way: what it copied is of no use to another storage.
         // Freeing a copy of millions takes a while; the frame of the request should not.
-        if let Some(replaced) = self.switch.replace(PendingSwitch::new(to)) {
-            self.free_in_background(replaced.to);
+        let len = self.len();
+        let pending = self.pending_switch(to, len);
+        if let Some(replaced) = self.switch.replace(pending) {
+            self.give_up(replaced);
         }
         self.finish_switch_if_copied();
         Ok(())
@@ -118,6 +133,9 @@ impl<S: AllLayouts> Swarm<S> {
     /// whole columns out of the current one; when the last one is in, that layout takes over.
     /// Returns how many were copied.
     pub fn switch_step(&mut self, max: usize) -> usize {
+        if !self.copy_ready(max == usize::MAX) {
+            return 0;
+        }
         let len = self.len();
         let Some(switch) = self.switch.as_mut() else {
             return 0;
@@ -185,7 +203,7 @@ impl<S: AllLayouts> Swarm<S> {
     /// (the switch was going to replace it): that happens now.
     pub fn cancel_switch(&mut self) {
         if let Some(dropped) = self.switch.take() {
-            self.free_in_background(dropped.to);
+            self.give_up(dropped);
             self.release_memory();
         }
     }
@@ -199,6 +217,11 @@ impl<S: AllLayouts> Swarm<S> {
                 self.index = r.index;
                 self.order = r.order;
                 self.sorts_landed += 1;
+            }
+            // A layout still being prepared is of no use now: everything is copied (the
+            // population went down to nothing meanwhile), into the stand-in.
+            if let Some(preparing) = switch.preparing {
+                self.let_go(preparing);
             }
             let old = std::mem::replace(&mut self.layout, switch.to);
             self.simd_in_use = self.layout.set_simd(self.simd);

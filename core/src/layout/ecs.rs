@@ -232,6 +232,9 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     /// The seek kernel asked for (the tuned variant's), and its targets resolved to table rows.
     kernel: SeekKernel,
     resolved: ResolvedTargets,
+    /// Entity ids allocated by [`Layout::prepare`], Bevy's index already grown past them, last
+    /// to use first: the next spawns take them instead of growing the index themselves.
+    prepared: Vec<Entity>,
     _types: PhantomData<fn() -> (S, K)>,
 }
 
@@ -314,21 +317,25 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             tier: SimdTier::Baseline,
             kernel: SeekKernel::Idiomatic,
             resolved: ResolvedTargets::default(),
+            prepared: Vec::new(),
             _types: PhantomData,
         }
     }
 
-    /// Spawns a batch (`spawn_batch`), each entity born with its target where that target is
-    /// already spawned; targets among the batch itself are set once it is.
+    /// Spawns a batch, each entity born with its target where that target is already spawned;
+    /// targets among the batch itself are set once it is. Onto the ids [`Layout::prepare`] set
+    /// aside while there are any (`spawn_at`), then `spawn_batch`.
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
         self.resolved.invalidate();
         let first = self.entities.len();
-        let entities = &self.entities;
-        let born_with = |k: usize| {
+        let entities = &mut self.entities;
+        let world = &mut self.world;
+        let born_with = |entities: &[Entity], k: usize| {
             let t = targets?.get(k).copied().flatten()?;
             entities.get(t).copied()
         };
-        let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
+        let bundle = |entities: &[Entity], k: usize| {
+            let (id, s) = (ids[k], &states[k]);
             (
                 EntityId::<K>::new(id),
                 Position::<S, K>::new(s.x, s.y),
@@ -337,11 +344,24 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
                 Energy::<S, K>::new(s.energy),
                 Regen::<S, K>::new(s.regen),
                 Armor::<S, K>::new(s.armor),
-                SeekTarget::<K>::new(born_with(k)),
+                SeekTarget::<K>::new(born_with(entities, k)),
             )
-        });
-        let spawned: Vec<Entity> = self.world.spawn_batch(bundles).collect();
-        self.entities.extend(spawned);
+        };
+        let onto_prepared = self.prepared.len().min(ids.len());
+        for k in 0..onto_prepared {
+            let at = self.prepared.pop().expect("counted above");
+            let made = bundle(entities, k);
+            let entity = match world.spawn_at(at, made) {
+                Ok(spawned) => spawned.id(),
+                // Not expected (the id was allocated for this and never handed out), but an
+                // entity is never lost for it.
+                Err(_) => world.spawn(bundle(entities, k)).id(),
+            };
+            entities.push(entity);
+        }
+        let rest = (onto_prepared..ids.len()).map(|k| bundle(entities, k));
+        let spawned: Vec<Entity> = world.spawn_batch(rest).collect();
+        entities.extend(spawned);
         self.high_water = self.high_water.max(self.entities.len());
         self.everything.update_archetypes(&self.world);
         if let Some(targets) = targets {
@@ -439,13 +459,49 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.entities.try_reserve(additional)?;
         // Bevy's tables grow infallibly; ask the allocator for their size up front so an
         // impossible request fails here, as an error, instead of aborting inside Bevy.
-        // No table is reserved: Bevy 0.19 has no public reserve, and the one way round it (a
-        // `spawn_batch` whose size hint claims the whole count) also allocates and frees that
-        // many entity ids, after which the first batch took 21 ms at 1M and 185 ms at 10M and
-        // every later one took three times as long (the freed ids come back in reverse).
+        // No table is reserved, and none needs to be: their doublings are remapped, and the
+        // growth that stalls a frame is the entity index's, which `prepare` does up front.
+        // Bevy 0.19 has no public table reserve anyway; the one way round it (a `spawn_batch`
+        // whose size hint claims the whole count) also allocates and frees that many entity
+        // ids, after which the first batch took 21 ms at 1M and 185 ms at 10M and every later
+        // one took three times as long (the freed ids come back in reverse).
         Ok(can_allocate(
             additional.saturating_mul(bytes_per_entity::<S>(K::TYPE)),
         )?)
+    }
+
+    fn prepares(&self) -> bool {
+        true
+    }
+
+    /// Bevy grows its entity index (`Entities::meta`, 24 bytes an entity here) by filling it to
+    /// its new capacity in one go (`ensure_index_index_is_valid`): the spawn that crosses 8.4M
+    /// entities writes 200 MB, every page of it touched for the first time. That one spawn took
+    /// 75-80 ms headless and 650 ms in the window here, where the table's own doublings, remapped
+    /// (`memory::map_large_allocations`), cost about a millisecond. So the ids are allocated
+    /// here, and the index grown past the last of them by spawning and despawning it; the
+    /// spawns then land on these ids with no growth left to pay for.
+    fn prepare(&mut self, count: usize) {
+        if !self.entities.is_empty() || !self.prepared.is_empty() {
+            return;
+        }
+        let Ok(count) = u32::try_from(count) else {
+            return;
+        };
+        let mut ids: Vec<Entity> = self.world.entity_allocator().alloc_many(count).collect();
+        if let Some(last) = ids.last_mut()
+            && self.world.spawn_empty_at(*last).is_ok()
+        {
+            match self.world.despawn_no_free(*last) {
+                Some(again) => *last = again,
+                // Still spawned (and empty, so no query sees it): not an id to spawn onto.
+                None => {
+                    ids.pop();
+                }
+            }
+        }
+        ids.reverse();
+        self.prepared = ids;
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
@@ -820,6 +876,45 @@ mod tests {
     fn inside<T>(r: &Region, slice: &[T]) -> bool {
         let start = slice.as_ptr().addr();
         r.addr >= start && r.end() <= start + size_of_val(slice)
+    }
+
+    /// A prepared world takes its spawns on the ids set aside, so Bevy's entity index never
+    /// grows while it fills (the growth that stalls a frame), and it holds what was pushed.
+    #[test]
+    fn a_prepared_world_fills_without_growing_bevys_entity_index() {
+        let n = 50_000;
+        let mut states = Vec::new();
+        crate::workload::spawn_range(
+            crate::workload::SpawnPattern::default(),
+            3,
+            0,
+            n,
+            &mut states,
+        );
+        let ids: Vec<u64> = (0..n as u64).collect();
+        let mut plain = EcsLayout::<f32>::table();
+        let mut prepared = EcsLayout::<f32>::table();
+        prepared.prepare(n);
+        let index_len = prepared.world.entities().len();
+        assert!(index_len as usize > n, "the index grown up front");
+        for (layout, batches) in [(&mut plain, 7), (&mut prepared, 7)] {
+            for k in 0..batches {
+                let r = k * n / batches..(k + 1) * n / batches;
+                layout.push(&ids[r.clone()], &states[r]);
+            }
+        }
+        assert_eq!(
+            prepared.world.entities().len(),
+            index_len,
+            "no growth while filling"
+        );
+        let read = |layout: &EcsLayout<f32>| {
+            let mut seen = Vec::new();
+            layout.for_each_entity_in(0..n, &mut |id, s| seen.push((id, *s)));
+            seen
+        };
+        assert_eq!(read(&prepared), read(&plain));
+        assert_eq!(read(&prepared).len(), n);
     }
 
     #[test]

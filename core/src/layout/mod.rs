@@ -67,6 +67,15 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn len(&self) -> usize;
     /// Makes room for `additional` more entities or says why not, instead of aborting later.
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError>;
+    /// Whether [`Layout::prepare`] does anything: work a fresh layout can do before it is
+    /// filled, that would otherwise stall the one push that triggers it.
+    fn prepares(&self) -> bool {
+        false
+    }
+    /// Readies a fresh, empty layout for `count` pushes (room already made), so that no push
+    /// among them pays for a growth in one go. Slow and of no use to a frame: the swarm calls it
+    /// on a thread of its own while the layout is not yet in use.
+    fn prepare(&mut self, _count: usize) {}
     /// Appends entities in order; `ids` and `states` have the same length.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
     /// Removes the entity at logical index `index`; the last one takes its place.

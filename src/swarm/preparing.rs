@@ -1,0 +1,173 @@
+//! Readying a switch's fresh layout off the frame thread. Some libraries grow a structure by
+//! filling all of its new capacity at once: Bevy's entity index, 200 MB in the one spawn that
+//! crosses 8.4M entities. A layout that can do such work before it is filled says so
+//! ([`Layout::prepares`]); a switch, a reorder or a rebuild of a big population then hands the
+//! fresh layout, room made, to a thread that prepares it for the count, while an empty stand-in
+//! of the same kind holds its place. Nothing is copied until the prepared layout is adopted, in
+//! the first step after the thread is done; everything done to the swarm meanwhile finds
+//! nothing copied yet, as at the start of any switch.
+
+use super::Swarm;
+use super::switch::{PendingSwitch, Preparing};
+use crate::catalog::AllLayouts;
+use crate::layout::Layout;
+
+/// Populations smaller than this are copied into the layout as it is: what a prepare saves them
+/// is less than a thread costs (Bevy's index at 64k entities is 1.5 MB).
+pub(super) const PREPARE_FROM: usize = 1 << 16;
+
+impl<S: AllLayouts> Swarm<S> {
+    /// A pending switch into `to`, whose room for `count` entities is made: `to` itself, or an
+    /// empty stand-in while a thread prepares `to` for the count.
+    pub(super) fn pending_switch(&self, to: Box<dyn Layout<S>>, count: usize) -> PendingSwitch<S> {
+        if count < PREPARE_FROM || !to.prepares() {
+            return PendingSwitch::new(to);
+        }
+        let Ok(stand_in) = self.create(to.kind()) else {
+            return PendingSwitch::new(to);
+        };
+        let mut to = to;
+        let spawned = std::thread::Builder::new()
+            .name("prepare-layout".into())
+            .spawn(move || {
+                to.prepare(count);
+                to
+            });
+        let mut pending = PendingSwitch::new(stand_in);
+        match spawned {
+            Ok(thread) => pending.preparing = Some(Preparing { thread }),
+            // No thread: the copy goes into the stand-in, which grows as it fills.
+            Err(_) => pending.unprepared = true,
+        }
+        pending
+    }
+
+    /// Whether a pending switch's copy can go on: true unless its layout is still being
+    /// prepared (`wait`: wait for it). A prepared layout is adopted here, on this swarm's SIMD
+    /// tier and seek kernel as they are now, with room for the population as it is now.
+    pub(super) fn copy_ready(&mut self, wait: bool) -> bool {
+        let Some(switch) = self.switch.as_mut() else {
+            return true;
+        };
+        let prepared = match switch.preparing.take() {
+            None if !switch.unprepared => return true,
+            None => None,
+            Some(preparing) if !wait && !preparing.thread.is_finished() => {
+                switch.preparing = Some(preparing);
+                return false;
+            }
+            // A thread that panicked leaves the copy to the stand-in.
+            Some(preparing) => preparing.thread.join().ok(),
+        };
+        switch.unprepared = false;
+        let (len, max) = (self.len(), self.max_entities);
+        // Room as at the request: refusing now would change nothing the user sees, so a refusal
+        // leaves the copy to grow as it fills.
+        match prepared {
+            Some(mut layout) => {
+                self.configure(layout.as_mut());
+                let _ = Self::make_room(max, layout.as_mut(), len);
+                self.switch.as_mut().expect("checked above").to = layout;
+            }
+            None => {
+                let to = &mut self.switch.as_mut().expect("checked above").to;
+                let _ = Self::make_room(max, to.as_mut(), len);
+            }
+        }
+        true
+    }
+
+    /// Gives up a pending switch: its copy is freed off the frame thread, and a layout still
+    /// being prepared is freed by its own thread, which [`Self::wait_for_frees`] then waits for.
+    pub(super) fn give_up(&mut self, pending: PendingSwitch<S>) {
+        if let Some(preparing) = pending.preparing {
+            self.let_go(preparing);
+        }
+        self.free_in_background(pending.to);
+    }
+
+    /// Lets a prepare go on to no use: a thread waits for it and frees its layout, and
+    /// [`Self::wait_for_frees`] waits for that thread.
+    pub(super) fn let_go(&mut self, preparing: Preparing<S>) {
+        let thread = preparing.thread;
+        // Without a thread to wait, the prepare's own frees the layout when it is done.
+        if let Ok(waiter) = std::thread::Builder::new()
+            .name("free-prepared-layout".into())
+            .spawn(move || drop(thread.join()))
+        {
+            self.freeing.push(waiter);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{LayoutKind, SeekKernel};
+    use crate::simd::SimdTier;
+    use crate::swarm::Order;
+    use crate::threads::Threads;
+    use crate::workload::Dt;
+
+    /// A switch into Bevy big enough to be prepared: steps before the prepared world is adopted
+    /// copy nothing, settings changed and churn done meanwhile are kept, and the switch ends
+    /// with the population a swarm that stayed has. Each request kind too: a reorder, and a
+    /// switch given up while its layout was being prepared.
+    #[test]
+    fn a_prepared_switch_waits_for_its_layout_and_ends_where_staying_does() {
+        let n = PREPARE_FROM + 2_000;
+        let mut staying = Swarm::<f32>::with_count(LayoutKind::Soa, 5, n).unwrap();
+        let mut moving = Swarm::<f32>::with_count(LayoutKind::Soa, 5, n).unwrap();
+        moving.begin_switch(LayoutKind::EcsContiguous).unwrap();
+        let switch = moving.switch.as_ref().unwrap();
+        assert!(switch.preparing.is_some(), "prepared on a thread");
+        moving.set_simd(SimdTier::Avx2);
+        moving.set_seek_kernel(SeekKernel::Tuned);
+        staying.set_seek_kernel(SeekKernel::Tuned);
+        let mut steps = 0;
+        while moving.switch_progress().is_some() {
+            let before = moving.switch_progress().unwrap().copied;
+            let copied = moving.switch_step(20_000);
+            if let Some(p) = moving.switch_progress() {
+                assert_eq!(p.copied, before + copied);
+            }
+            for swarm in [&mut staying, &mut moving] {
+                swarm.churn(300).unwrap();
+                swarm.step(Dt::default(), Threads::One);
+            }
+            assert_eq!(moving.checksum(), staying.checksum(), "step {steps}");
+            steps += 1;
+        }
+        assert_eq!(moving.kind(), LayoutKind::EcsContiguous);
+        assert_eq!(
+            moving.seek_kernel_in_use(),
+            SeekKernel::Tuned,
+            "set while preparing"
+        );
+        assert_eq!(moving.export(), staying.export());
+        assert_eq!(moving.check_targets(), Ok(()));
+
+        // A reorder rebuilds the world in the new order: prepared too.
+        moving.begin_reorder(Order::Group).unwrap();
+        assert!(moving.switch.as_ref().unwrap().preparing.is_some());
+        while moving.switch_progress().is_some() {
+            moving.switch_step(30_000);
+        }
+        assert_eq!(
+            (moving.order(), moving.checksum()),
+            (Order::Group, staying.checksum())
+        );
+
+        // Given up while preparing: the request after it finds nothing left behind.
+        moving.begin_switch(LayoutKind::EcsTable).unwrap();
+        moving.begin_switch(LayoutKind::Aos).unwrap();
+        moving.switch_step(usize::MAX);
+        moving.begin_switch(LayoutKind::EcsSparse).unwrap();
+        moving.cancel_switch();
+        moving.wait_for_frees();
+        assert!(moving.freeing.is_empty());
+        assert_eq!(moving.kind(), LayoutKind::Aos);
+        // Still in the reorder's order, so compared as populations.
+        assert_eq!(moving.checksum(), staying.checksum());
+    }
+}
