@@ -131,7 +131,8 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// Copies up to `max` more entities into the layout a pending switch is filling, reading
     /// whole columns out of the current one; when the last one is in, that layout takes over.
-    /// Returns how many were copied.
+    /// Returns how many were copied: none while the layout is still being prepared on its
+    /// thread ([`super::preparing`]), which `usize::MAX` (a switch at once) waits for.
     pub fn switch_step(&mut self, max: usize) -> usize {
         if !self.copy_ready(max == usize::MAX) {
             return 0;
