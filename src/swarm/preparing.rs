@@ -36,8 +36,11 @@ impl<S: AllLayouts> Swarm<S> {
         let mut pending = PendingSwitch::new(stand_in);
         match spawned {
             Ok(thread) => pending.preparing = Some(Preparing { thread }),
-            // No thread: the copy goes into the stand-in, which grows as it fills.
-            Err(_) => pending.unprepared = true,
+            // No thread: the copy goes into the stand-in, given room as `to` had (a refusal
+            // leaves it to grow as it fills: `to` was granted the same room just before).
+            Err(_) => {
+                let _ = Self::make_room(self.max_entities, pending.to.as_mut(), count);
+            }
         }
         pending
     }
@@ -50,8 +53,7 @@ impl<S: AllLayouts> Swarm<S> {
             return true;
         };
         let prepared = match switch.preparing.take() {
-            None if !switch.unprepared => return true,
-            None => None,
+            None => return true,
             Some(preparing) if !wait && !preparing.thread.is_finished() => {
                 switch.preparing = Some(preparing);
                 return false;
@@ -59,7 +61,6 @@ impl<S: AllLayouts> Swarm<S> {
             // A thread that panicked leaves the copy to the stand-in.
             Some(preparing) => preparing.thread.join().ok(),
         };
-        switch.unprepared = false;
         let (len, max) = (self.len(), self.max_entities);
         // Room as at the request: refusing now would change nothing the user sees, so a refusal
         // leaves the copy to grow as it fills.

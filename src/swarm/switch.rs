@@ -37,8 +37,6 @@ pub(super) struct PendingSwitch<S: AllLayouts> {
     pub(super) reorder: Option<Reordering>,
     /// The layout to copy into, being prepared on a thread while `to` is an empty stand-in.
     pub(super) preparing: Option<Preparing<S>>,
-    /// `to` is a stand-in whose room was not made: no thread could prepare the layout.
-    pub(super) unprepared: bool,
 }
 
 /// A switch's fresh layout being prepared on a thread of its own ([`super::preparing`]).
@@ -65,7 +63,6 @@ impl<S: AllLayouts> PendingSwitch<S> {
             waiting: FxHashMap::default(),
             reorder: None,
             preparing: None,
-            unprepared: false,
         }
     }
 }
