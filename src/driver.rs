@@ -283,15 +283,25 @@ impl<S: AllLayouts> Driver<S> {
         if self.loading() {
             return grow.into_iter().collect();
         }
-        let switch = self.swarm.switch_progress().map(|p| Progress {
-            work: p.order.map_or(Work::Switching(p.to), Work::Sorting),
-            done: p.copied,
-            total: p.len,
-            left: self
-                .switch_eta
-                .filter(|(to, _)| *to == p.to)
-                .and_then(|(_, eta)| eta.left(p.copied, p.len)),
-        });
+        // A move made for growth has nothing to show until there is something to copy (the
+        // growing line says how far the count is), and no clock of its own: it is the growth's.
+        let switch = self
+            .swarm
+            .switch_progress()
+            .filter(|p| p.for_growth.is_none() || p.len > 0)
+            .map(|p| Progress {
+                work: match (p.order, p.for_growth) {
+                    (Some(order), _) => Work::Sorting(order),
+                    (None, Some(count)) => Work::Preparing(p.to, count),
+                    (None, None) => Work::Switching(p.to),
+                },
+                done: p.copied,
+                total: p.len,
+                left: self
+                    .switch_eta
+                    .filter(|(to, _)| *to == p.to && p.for_growth.is_none())
+                    .and_then(|(_, eta)| eta.left(p.copied, p.len)),
+            });
         switch.into_iter().chain(grow).collect()
     }
 
@@ -299,13 +309,17 @@ impl<S: AllLayouts> Driver<S> {
     /// `final: N entities, layout L[ (switch to K pending: C copied)], F frames simulated,
     /// checksum X`.
     pub fn final_line(&self) -> String {
-        let pending = self
-            .swarm
-            .switch_progress()
-            .map_or(String::new(), |p| match p.order {
-                Some(order) => format!(" (order {order} pending: {} copied)", p.copied),
-                None => format!(" (switch to {} pending: {} copied)", p.to, p.copied),
-            });
+        let pending =
+            self.swarm
+                .switch_progress()
+                .map_or(String::new(), |p| match (p.order, p.for_growth) {
+                    (Some(order), _) => format!(" (order {order} pending: {} copied)", p.copied),
+                    (None, Some(count)) => format!(
+                        " (move into {} prepared for {count} pending: {} copied)",
+                        p.to, p.copied
+                    ),
+                    (None, None) => format!(" (switch to {} pending: {} copied)", p.to, p.copied),
+                });
         format!(
             "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
             self.swarm.len(),

@@ -16,6 +16,9 @@ pub enum Work {
     Growing,
     /// Copying every entity into this layout, a share of each frame.
     Switching(LayoutKind),
+    /// Moving the population into a layout of this kind prepared for this count (its growth
+    /// readied on a thread), before growing to the count.
+    Preparing(LayoutKind, usize),
     /// Rebuilding the storage in this order, a share of each frame.
     Sorting(Order),
 }
@@ -62,6 +65,9 @@ impl Progress {
             Work::Loading => "loading".to_string(),
             Work::Growing => "growing".to_string(),
             Work::Switching(to) => format!("switching to {}", to.name()),
+            Work::Preparing(kind, count) => {
+                format!("readying {} for {}", kind.name(), group_digits(count))
+            }
             Work::Sorting(order) => format!("sorting by {order}"),
         }
     }

@@ -74,6 +74,11 @@ impl<S: AllLayouts> Driver<S> {
             return Ok(0);
         }
         let (swarm, target) = (&mut self.swarm, self.target);
+        // Into a layout prepared for the count first (Bevy: its entity index grown on a thread),
+        // which this slice waits for: loading shows its progress, and no frame is timed.
+        if swarm.rehome_to_grow(target) {
+            swarm.switch_step(usize::MAX);
+        }
         let deadline = Instant::now() + slice;
         let spawned = self
             .load_pacer
@@ -128,6 +133,12 @@ impl<S: AllLayouts> Driver<S> {
     /// Spawns this frame's share toward the target; returns how many were spawned.
     fn grow_step(&mut self, frame_start: Instant) -> Result<usize, SimError> {
         if self.swarm.len() >= self.target {
+            return Ok(0);
+        }
+        // Growing by time (the app): a big growth waits for a layout prepared for the count, and
+        // the frames meanwhile copy into it. A growth by entities a frame must be the same frame
+        // for frame in every run (`replay`), so it grows where it is.
+        if !matches!(self.grow_pace, Pace::Entities(_)) && self.swarm.rehome_to_grow(self.target) {
             return Ok(0);
         }
         if self.grow_paced != Some(self.swarm.kind()) {

@@ -148,7 +148,9 @@ impl<S: AllLayouts> Driver<S> {
         if let Some(order) = pending.and_then(|p| p.order) {
             self.queued_order = Some(order);
         }
-        let pending = pending.filter(|p| p.order.is_none());
+        // Only a switch to another layout is replaced in the user's eyes: a reorder starts again
+        // once the switch lands, and a move made for growth was the app's own doing.
+        let pending = pending.filter(|p| p.order.is_none() && p.for_growth.is_none());
         let outcome = match pending {
             _ if kind == current => Outcome::SwitchCancelled {
                 staying: kind,

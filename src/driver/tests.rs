@@ -255,6 +255,42 @@ fn loading_fills_the_count_before_the_first_frame() {
     assert_eq!(sliced.frame(), 1);
 }
 
+/// A big growth of a Bevy world, by time as the app grows, first moves into a world whose
+/// entity index is prepared for the count: its first frame spawns nothing and the progress
+/// says why, and the growth then reaches the count in the layout asked for.
+#[test]
+fn a_big_growth_in_bevy_waits_for_a_prepared_world() {
+    let mut d = driver(LayoutKind::EcsTable, 4);
+    d.apply(&Action::Count(1_000)).unwrap();
+    d.load_all().unwrap();
+    d.apply(&Action::Count(300_000)).unwrap();
+    assert_eq!(d.frame_step().spawned, 0);
+    let work: Vec<Work> = d.progress().iter().map(|p| p.work).collect();
+    assert_eq!(
+        work,
+        [
+            Work::Preparing(LayoutKind::EcsTable, 300_000),
+            Work::Growing
+        ]
+    );
+    assert!(d.final_line().contains("prepared for 300000 pending"));
+    let mut frames = 0;
+    while d.working() {
+        d.frame_step();
+        frames += 1;
+        assert!(frames < 1_000_000);
+    }
+    assert_eq!(d.swarm().len(), 300_000);
+    assert_eq!(d.swarm().kind(), LayoutKind::EcsTable);
+    assert_eq!(d.swarm().check_targets(), Ok(()));
+    // By entities a frame (`replay`), growth stays where it is, frame for frame.
+    let mut replayed = driver(LayoutKind::EcsTable, 4).with_grow_pace(Pace::Entities(50_000));
+    replayed.apply(&Action::Count(1_000)).unwrap();
+    replayed.load_all().unwrap();
+    replayed.apply(&Action::Count(300_000)).unwrap();
+    assert_eq!(replayed.frame_step().spawned, 50_000);
+}
+
 #[test]
 fn progress_says_how_far_a_switch_has_come() {
     let mut d = driver(LayoutKind::Soa, 2).with_chunks(usize::MAX, 25_000);

@@ -150,6 +150,10 @@ impl<S: AllLayouts> Swarm<S> {
     pub fn resize(&mut self, n: usize) -> Result<(), SimError> {
         let len = self.len();
         if n <= len {
+            // A move made to grow is of no use now, and its index would outlast the shrink.
+            if self.switch.as_ref().is_some_and(|s| s.for_growth.is_some()) {
+                self.cancel_switch();
+            }
             self.forget_from(n);
             let _ = self.layout.truncate(n);
             self.truncate_copy(n);

@@ -5,7 +5,9 @@
 //! fresh layout, room made, to a thread that prepares it for the count, while an empty stand-in
 //! of the same kind holds its place. Nothing is copied until the prepared layout is adopted, in
 //! the first step after the thread is done; everything done to the swarm meanwhile finds
-//! nothing copied yet, as at the start of any switch.
+//! nothing copied yet, as at the start of any switch. A layout about to grow many times over
+//! moves the same way into one of its own kind prepared for the count
+//! ([`Swarm::rehome_to_grow`]): a world in use cannot be prepared, since every frame steps it.
 
 use super::Swarm;
 use super::switch::{PendingSwitch, Preparing};
@@ -15,6 +17,13 @@ use crate::layout::Layout;
 /// Populations smaller than this are copied into the layout as it is: what a prepare saves them
 /// is less than a thread costs (Bevy's index at 64k entities is 1.5 MB).
 pub(super) const PREPARE_FROM: usize = 1 << 16;
+
+/// A population that is to grow at least this many times over moves first into a layout
+/// prepared for the count ([`Swarm::rehome_to_grow`]): copying what is there then costs at most
+/// a quarter of spawning what is to come, and every doubling of the index on the way is spared.
+/// Smaller growths stay where they are: copying half of 10M to spare the one doubling at 8.4M
+/// would add seconds to the gesture.
+const REHOME_GROWTH: usize = 4;
 
 impl<S: AllLayouts> Swarm<S> {
     /// A pending switch into `to`, whose room for `count` entities is made: `to` itself, or an
@@ -43,6 +52,61 @@ impl<S: AllLayouts> Swarm<S> {
             }
         }
         pending
+    }
+
+    /// Before the population grows to `target` over frames: a layout that prepares
+    /// ([`Layout::prepares`]) and is to grow [`REHOME_GROWTH`] times over, past what it has
+    /// readied, is moved into a fresh layout of the same kind prepared for `target` on a thread,
+    /// as a switch into it would be. Growing the layout in use would pay for each doubling of
+    /// Bevy's entity index within one frame (the one at 8.4M: 72-545 ms headless, `docs/runs/bevy-grow-2026-12-04`), since
+    /// no thread can touch a world that every frame steps. Returns whether such a move is
+    /// pending: growing waits until it lands.
+    ///
+    /// A count raised while the layout was prepared for a smaller one (a slider being dragged)
+    /// starts a prepare for the new count once the first is done, never beside it: on two cores
+    /// a thread per frame of dragging would take the cores from the frames.
+    pub fn rehome_to_grow(&mut self, target: usize) -> bool {
+        if let Some(switch) = &self.switch {
+            let Some(prepared_for) = switch.for_growth else {
+                // Another switch: growing goes on into the layout in use, as it always did.
+                return false;
+            };
+            let ready = switch
+                .preparing
+                .as_ref()
+                .is_some_and(|p| p.thread.is_finished());
+            // Twice the count is a prepare to do again: its index is memory the population
+            // would keep (a slider dragged up, then back).
+            let fits = (target..=target.saturating_mul(2)).contains(&prepared_for);
+            if fits || !ready {
+                return true;
+            }
+            let outgrown = self.switch.take().expect("checked above");
+            self.give_up(outgrown);
+        }
+        let len = self.len();
+        let growth = target.saturating_sub(len);
+        let worth_it = self.layout.prepares()
+            && growth >= PREPARE_FROM
+            && growth > self.layout.prepared_room()
+            && target >= REHOME_GROWTH.saturating_mul(len);
+        if !worth_it {
+            return false;
+        }
+        let Ok(mut to) = self.create(self.kind()) else {
+            return false;
+        };
+        if Self::make_room(self.max_entities, to.as_mut(), len).is_err() {
+            return false;
+        }
+        let mut pending = self.pending_switch(to, target);
+        if pending.preparing.is_none() {
+            // No thread to prepare on: growing goes on in the layout in use.
+            return false;
+        }
+        pending.for_growth = Some(target);
+        self.switch = Some(pending);
+        true
     }
 
     /// Whether a pending switch's copy can go on: true unless its layout is still being
@@ -170,5 +234,62 @@ mod tests {
         assert_eq!(moving.kind(), LayoutKind::Aos);
         // Still in the reorder's order, so compared as populations.
         assert_eq!(moving.checksum(), staying.checksum());
+    }
+
+    /// A growth many times over moves the population first into a world prepared for the
+    /// count, copied while the population keeps moving and churning, as any switch; a count
+    /// raised meanwhile is prepared again once the first prepare is done; the growth then lands
+    /// on the ids set aside, and ends where a swarm that grew in place does.
+    #[test]
+    fn a_growth_many_times_over_moves_into_a_prepared_world_first() {
+        let len = 3_000;
+        let mut staying = Swarm::<f32>::with_count(LayoutKind::EcsTable, 6, len).unwrap();
+        let mut moving = Swarm::<f32>::with_count(LayoutKind::EcsTable, 6, len).unwrap();
+        let mut soa = Swarm::<f32>::with_count(LayoutKind::Soa, 6, len).unwrap();
+        let target = 2 * PREPARE_FROM;
+        assert!(!moving.rehome_to_grow(len + PREPARE_FROM - 1), "too small");
+        assert!(!soa.rehome_to_grow(target), "nothing to prepare");
+        assert!(moving.rehome_to_grow(target));
+
+        let raised = 3 * target;
+        let prepared_for = |s: &Swarm<f32>| s.switch.as_ref().and_then(|s| s.for_growth);
+        while prepared_for(&moving) != Some(raised) {
+            assert!(moving.rehome_to_grow(raised), "waits while preparing");
+            assert_eq!(moving.switch_step(500), 0, "nothing copied before adoption");
+            std::thread::yield_now();
+        }
+        let mut steps = 0;
+        while moving.rehome_to_grow(raised) {
+            moving.switch_step(700);
+            for swarm in [&mut staying, &mut moving] {
+                swarm.churn(50).unwrap();
+                swarm.step(Dt::default(), Threads::One);
+            }
+            assert_eq!(moving.checksum(), staying.checksum(), "step {steps}");
+            steps += 1;
+            assert!(steps < 10_000, "the move lands, once");
+        }
+        assert!(moving.switch.is_none());
+        assert!(
+            moving.layout.prepared_room() >= raised - len,
+            "prepared for the raised count"
+        );
+        for swarm in [&mut staying, &mut moving] {
+            swarm.resize(raised).unwrap();
+            swarm.step(Dt::default(), Threads::One);
+        }
+        assert!(
+            moving.layout.prepared_room() < len,
+            "grown without doubling its index"
+        );
+        assert_eq!(moving.export(), staying.export());
+        assert_eq!(moving.check_targets(), Ok(()));
+
+        // A shrink gives up a move made for growth: its index would outlast it. (What the
+        // shrink starts instead is the rebuild that gives the tables' memory back.)
+        assert!(moving.rehome_to_grow(4 * raised));
+        moving.resize(len).unwrap();
+        assert_eq!(prepared_for(&moving), None);
+        assert_eq!(moving.len(), len);
     }
 }

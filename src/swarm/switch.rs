@@ -37,6 +37,9 @@ pub(super) struct PendingSwitch<S: AllLayouts> {
     pub(super) reorder: Option<Reordering>,
     /// The layout to copy into, being prepared on a thread while `to` is an empty stand-in.
     pub(super) preparing: Option<Preparing<S>>,
+    /// A move into a layout of the same kind prepared for a count the population is growing
+    /// to ([`Swarm::rehome_to_grow`]): growing waits for it, and it never lands on the stand-in.
+    pub(super) for_growth: Option<usize>,
 }
 
 /// A switch's fresh layout being prepared on a thread of its own ([`super::preparing`]).
@@ -63,6 +66,7 @@ impl<S: AllLayouts> PendingSwitch<S> {
             waiting: FxHashMap::default(),
             reorder: None,
             preparing: None,
+            for_growth: None,
         }
     }
 }
@@ -89,6 +93,8 @@ pub struct SwitchProgress {
     pub len: usize,
     /// A reorder into this order, in a layout of the same kind.
     pub order: Option<Order>,
+    /// A move into a layout of the same kind prepared for this count, before growing to it.
+    pub for_growth: Option<usize>,
 }
 
 impl<S: AllLayouts> Swarm<S> {
@@ -193,6 +199,7 @@ impl<S: AllLayouts> Swarm<S> {
             copied: s.copied,
             len: self.len(),
             order: s.reorder.as_ref().map(|r| r.order),
+            for_growth: s.for_growth,
         })
     }
 
@@ -207,7 +214,11 @@ impl<S: AllLayouts> Swarm<S> {
     }
 
     pub(super) fn finish_switch_if_copied(&mut self) {
-        if self.switch.as_ref().is_some_and(|s| s.copied == self.len())
+        // A move made for growth is worth nothing on its stand-in: it waits for its layout.
+        let landed = |s: &PendingSwitch<S>| {
+            s.copied == self.len() && (s.for_growth.is_none() || s.preparing.is_none())
+        };
+        if self.switch.as_ref().is_some_and(landed)
             && let Some(switch) = self.switch.take()
         {
             if let Some(r) = switch.reorder {

@@ -214,6 +214,13 @@ fn schedule_of<M>(
     schedule
 }
 
+/// Entity ids a prepared world hands back to Bevy's allocator beyond the count
+/// ([`Layout::prepare`]), for the entities the world spawns itself (its schedules' first runs)
+/// and for churn's despawned ids, which Bevy holds back 128 at a time before it reuses them.
+/// More than 128, so that `free_many` puts them where the next `alloc` finds them at once (the
+/// allocator's local buffer takes at most 128; 64 were measured to stay there). 24 KB of index.
+const WORLD_IDS: u32 = 1024;
+
 /// The ECS layout; `K` picks table or sparse-set storage for every component.
 pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     variant: EcsVariant,
@@ -477,31 +484,49 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     /// Bevy grows its entity index (`Entities::meta`, 24 bytes an entity here) by filling it to
     /// its new capacity in one go (`ensure_index_index_is_valid`): the spawn that crosses 8.4M
     /// entities writes 200 MB, every page of it touched for the first time. That one spawn took
-    /// 75-80 ms headless and 650 ms in the window here, where the table's own doublings, remapped
-    /// (`memory::map_large_allocations`), cost about a millisecond. So the ids are allocated
+    /// 70-76 ms headless (`docs/runs/bevy-prepare-2026-12-04`), where the table's own doublings,
+    /// remapped (`memory::map_large_allocations`), cost about a millisecond. So the ids are allocated
     /// here, and the index grown past the last of them by spawning and despawning it; the
     /// spawns then land on these ids with no growth left to pay for.
+    ///
+    /// The world takes ids of its own too: the first run of the move schedule spawns two
+    /// entities. With the index grown exactly to the count, the first of those crossed its end
+    /// and doubled it, in the first frame that moved the population. So the index is grown
+    /// [`WORLD_IDS`] past the count, and those ids are handed back to Bevy's allocator, which
+    /// gives out freed ids before fresh ones.
     fn prepare(&mut self, count: usize) {
         if !self.entities.is_empty() || !self.prepared.is_empty() {
             return;
         }
-        let Ok(count) = u32::try_from(count) else {
+        let Some(total) = u32::try_from(count)
+            .ok()
+            .and_then(|n| n.checked_add(WORLD_IDS))
+        else {
             return;
         };
-        let mut ids: Vec<Entity> = self.world.entity_allocator().alloc_many(count).collect();
+        let mut ids: Vec<Entity> = self.world.entity_allocator().alloc_many(total).collect();
         if let Some(last) = ids.last_mut()
             && self.world.spawn_empty_at(*last).is_ok()
         {
             match self.world.despawn_no_free(*last) {
                 Some(again) => *last = again,
-                // Still spawned (and empty, so no query sees it): not an id to spawn onto.
+                // Still spawned (and empty, so no query sees it): not an id to hand out.
                 None => {
                     ids.pop();
                 }
             }
         }
+        let for_the_world = ids.split_off(count.min(ids.len()));
+        self.world.entity_allocator_mut().free_many(&for_the_world);
         ids.reverse();
         self.prepared = ids;
+    }
+
+    /// Every slot of Bevy's index not held by a live entity: the ids set aside by `prepare`,
+    /// those freed by despawns (which spawns reuse first) and the fresh ones below its length,
+    /// which is always its capacity.
+    fn prepared_room(&self) -> usize {
+        (self.world.entities().len() as usize).saturating_sub(self.entities.len())
     }
 
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
@@ -903,10 +928,16 @@ mod tests {
                 layout.push(&ids[r.clone()], &states[r]);
             }
         }
+        // The first frame runs the schedules for the first time, which take ids of their own.
+        for layout in [&mut plain, &mut prepared] {
+            layout.step_move(0.01, crate::threads::Threads::One);
+            layout.step_regen(0.01, crate::threads::Threads::One);
+            layout.step_seek(0.01, crate::threads::Threads::One);
+        }
         assert_eq!(
             prepared.world.entities().len(),
             index_len,
-            "no growth while filling"
+            "no growth while filling, nor in the first frame"
         );
         let read = |layout: &EcsLayout<f32>| {
             let mut seen = Vec::new();

@@ -76,6 +76,11 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// among them pays for a growth in one go. Slow and of no use to a frame: the swarm calls it
     /// on a thread of its own while the layout is not yet in use.
     fn prepare(&mut self, _count: usize) {}
+    /// How many more entities the layout takes before the growth that [`Layout::prepare`] does
+    /// up front: a layout that is to grow past them is worth preparing afresh.
+    fn prepared_room(&self) -> usize {
+        0
+    }
     /// Appends entities in order; `ids` and `states` have the same length.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
     /// Removes the entity at logical index `index`; the last one takes its place.
