@@ -12,7 +12,8 @@
 use super::Swarm;
 use super::switch::{PendingSwitch, Preparing};
 use crate::catalog::AllLayouts;
-use crate::layout::Layout;
+use crate::error::SimError;
+use crate::layout::{Layout, LayoutKind};
 
 /// Populations smaller than this are copied into the layout as it is: what a prepare saves them
 /// is less than a thread costs (Bevy's index at 64k entities is 1.5 MB).
@@ -26,6 +27,19 @@ pub(super) const PREPARE_FROM: usize = 1 << 16;
 const REHOME_GROWTH: usize = 4;
 
 impl<S: AllLayouts> Swarm<S> {
+    /// A pending switch into a fresh layout of `kind` with room for the population, prepared
+    /// for `count` entities where that is worth a thread ([`Self::pending_switch`]). On error
+    /// (memory) nothing changes.
+    pub(super) fn fresh_switch(
+        &self,
+        kind: LayoutKind,
+        count: usize,
+    ) -> Result<PendingSwitch<S>, SimError> {
+        let mut to = self.create(kind)?;
+        Self::make_room(self.max_entities, to.as_mut(), self.len())?;
+        Ok(self.pending_switch(to, count))
+    }
+
     /// A pending switch into `to`, whose room for `count` entities is made: `to` itself, or an
     /// empty stand-in while a thread prepares `to` for the count.
     pub(super) fn pending_switch(&self, to: Box<dyn Layout<S>>, count: usize) -> PendingSwitch<S> {
@@ -93,13 +107,9 @@ impl<S: AllLayouts> Swarm<S> {
         if !worth_it {
             return false;
         }
-        let Ok(mut to) = self.create(self.kind()) else {
+        let Ok(mut pending) = self.fresh_switch(self.kind(), target) else {
             return false;
         };
-        if Self::make_room(self.max_entities, to.as_mut(), len).is_err() {
-            return false;
-        }
-        let mut pending = self.pending_switch(to, target);
         if pending.preparing.is_none() {
             // No thread to prepare on: growing goes on in the layout in use.
             return false;

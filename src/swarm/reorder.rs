@@ -53,9 +53,7 @@ impl<S: AllLayouts> Swarm<S> {
 
     fn start_reorder(&mut self, order: Order, queue: Queue) -> Result<(), SimError> {
         self.wait_for_frees();
-        let mut to = self.create(self.kind())?;
-        Self::make_room(self.max_entities, to.as_mut(), self.len())?;
-        let mut pending = self.pending_switch(to, self.len());
+        let mut pending = self.fresh_switch(self.kind(), self.len())?;
         pending.reorder = Some(Reordering {
             order,
             queue,

@@ -119,12 +119,9 @@ impl<S: AllLayouts> Swarm<S> {
             return Ok(());
         }
         self.wait_for_frees();
-        let mut to = self.create(kind)?;
-        Self::make_room(self.max_entities, to.as_mut(), self.len())?;
+        let pending = self.fresh_switch(kind, self.len())?;
         // A switch to a third layout gives way: what it copied is of no use to another storage.
         // Freeing a copy of millions takes a while; the frame of the request should not.
-        let len = self.len();
-        let pending = self.pending_switch(to, len);
         if let Some(replaced) = self.switch.replace(pending) {
             self.give_up(replaced);
         }
