@@ -59,6 +59,18 @@ impl IdIndex {
         }
     }
 
+    /// Starts reading the entry of `id` into the cache, for a [`Self::get`] soon after: the
+    /// array's entries are random reads where many are looked up in a row (a switch's targets).
+    /// The hash map's are not prefetched: it holds few ids, after heavy churn only.
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        if let IdIndex::Dense { at, .. } = self
+            && let Some(entry) = at.get(id as usize)
+        {
+            crate::layout::seeking::prefetch(entry);
+        }
+    }
+
     pub fn contains(&self, id: u64) -> bool {
         self.get(id).is_some()
     }

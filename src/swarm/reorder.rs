@@ -99,11 +99,14 @@ impl<S: AllLayouts> Swarm<S> {
             // Placed first, so that a target among this batch resolves to its place.
             let first = r.ids.len();
             r.index.append(&mut r.ids, &self.id_buffer);
-            self.target_buffer.clear();
-            for &id in &self.id_buffer {
-                let target = Self::target_in_copy(self.seed, &self.index, switch, id, 0);
-                self.target_buffer.push(target);
-            }
+            Self::targets_in_copy(
+                self.seed,
+                &self.index,
+                switch,
+                &self.id_buffer,
+                0,
+                &mut self.target_buffer,
+            );
             switch
                 .to
                 .push_with_targets(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);

@@ -155,11 +155,14 @@ impl<S: AllLayouts> Swarm<S> {
                     self.id_buffer.push(id);
                     self.spawn_buffer.push(*state);
                 });
-            self.target_buffer.clear();
-            for &id in &self.id_buffer {
-                let target = Self::target_in_copy(self.seed, &self.index, switch, id, batch_end);
-                self.target_buffer.push(target);
-            }
+            Self::targets_in_copy(
+                self.seed,
+                &self.index,
+                switch,
+                &self.id_buffer,
+                batch_end,
+                &mut self.target_buffer,
+            );
             switch
                 .to
                 .push_with_targets(&self.id_buffer, &self.spawn_buffer, &self.target_buffer);
@@ -287,17 +290,18 @@ impl<S: AllLayouts> Swarm<S> {
         // (its target found as a copied entity's would be), then let the same swap_remove move
         // it into place there too.
         let at = switch.to.len();
-        let target = Self::target_in_copy(
+        Self::targets_in_copy(
             self.seed,
             &self.index,
             switch,
-            self.ids[last],
+            &[self.ids[last]],
             switch.copied,
+            &mut self.target_buffer,
         );
-        let to = &mut switch.to;
+        let (to, targets) = (&mut switch.to, &self.target_buffer);
         self.layout
             .for_each_entity_in(last..last + 1, &mut |id, state| {
-                to.push_with_targets(&[id], std::slice::from_ref(state), &[target]);
+                to.push_with_targets(&[id], std::slice::from_ref(state), targets);
             });
         Self::resolve_waiting(&self.index, switch, at, self.ids[last]);
         switch.to.swap_remove(index);

@@ -11,6 +11,7 @@ use super::switch::{PendingSwitch, position_in_copy};
 use crate::catalog::AllLayouts;
 use crate::id_index::IdIndex;
 use crate::layout::regions::{Field, Region};
+use crate::layout::seeking::PREFETCH_AHEAD;
 use crate::threads::Threads;
 use crate::workload::{Dt, target_of};
 
@@ -18,36 +19,38 @@ impl<S: AllLayouts> Swarm<S> {
     /// The targets of the entities at logical indices `first..end` (already in the current
     /// layout), as logical indices, into `target_buffer`.
     pub(super) fn resolve_targets(&mut self, first: usize, end: usize) {
-        self.target_buffer.clear();
-        let (seed, index) = (self.seed, &self.index);
-        self.target_buffer.extend(
-            self.ids[first..end]
-                .iter()
-                .map(|&id| target_of(seed, id).and_then(|t| index.get(t).map(|j| j as usize))),
+        let ids = &self.ids[first..end];
+        look_up_targets(
+            self.seed,
+            &self.index,
+            ids,
+            &mut self.target_buffer,
+            |_, _, j| Some(j),
         );
     }
 
-    /// The target of seeker `id` in a switch's copy that holds logical indices `..present`: its
-    /// logical index if it is there, or none, and then the seeker waits for it (a dead target
-    /// is none in both layouts). A reorder's copy holds the targets it has placed, wherever
-    /// they came from.
-    pub(super) fn target_in_copy(
+    /// The targets of seekers `ids` in a switch's copy that holds logical indices `..present`,
+    /// into `out`: each one's logical index if it is there, or none, and then the seeker waits
+    /// for it (a dead target is none in both layouts). A reorder's copy holds the targets it has
+    /// placed, wherever they came from.
+    pub(super) fn targets_in_copy(
         seed: u64,
         index: &IdIndex,
         switch: &mut PendingSwitch<S>,
-        id: u64,
+        ids: &[u64],
         present: usize,
-    ) -> Option<usize> {
-        let t = target_of(seed, id)?;
-        let j = index.get(t)? as usize;
-        let at = match &switch.reorder {
-            Some(r) => r.index.get(t).map(|p| p as usize),
-            None => (j < present).then_some(j),
-        };
-        if at.is_none() {
-            switch.waiting.entry(t).or_default().push(id);
-        }
-        at
+        out: &mut Vec<Option<usize>>,
+    ) {
+        look_up_targets(seed, index, ids, out, |seeker, t, j| {
+            let at = match &switch.reorder {
+                Some(r) => r.index.get(t).map(|p| p as usize),
+                None => (j < present).then_some(j),
+            };
+            if at.is_none() {
+                switch.waiting.entry(t).or_default().push(seeker);
+            }
+            at
+        });
     }
 
     /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
@@ -186,6 +189,36 @@ impl<S: AllLayouts> Swarm<S> {
             );
         }
         out
+    }
+}
+
+/// For each seeker in `ids`, `place(seeker, its target's id, the target's logical index)` where
+/// the target lives (none where it has none or it is gone), into `out`. Each lookup is a random
+/// read of the id index (4 bytes an id: 4 MB at 1M), and a switch makes one for every entity it
+/// copies: the target ids are worked out first, and each read is prefetched
+/// [`PREFETCH_AHEAD`] seekers ahead, so that the misses overlap instead of queuing one after
+/// another.
+fn look_up_targets(
+    seed: u64,
+    index: &IdIndex,
+    ids: &[u64],
+    out: &mut Vec<Option<usize>>,
+    mut place: impl FnMut(u64, u64, usize) -> Option<usize>,
+) {
+    // The target ids first, in `out`; each then gives way to its place.
+    out.clear();
+    out.extend(
+        ids.iter()
+            .map(|&id| target_of(seed, id).map(|t| t as usize)),
+    );
+    for k in 0..out.len() {
+        if let Some(&Some(ahead)) = out.get(k + PREFETCH_AHEAD) {
+            index.prefetch(ahead as u64);
+        }
+        out[k] = out[k].and_then(|t| {
+            let t = t as u64;
+            index.get(t).and_then(|j| place(ids[k], t, j as usize))
+        });
     }
 }
 

@@ -38,7 +38,7 @@ use crate::layout::components::{
 };
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
-use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_rows};
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
@@ -214,11 +214,9 @@ fn schedule_of<M>(
     schedule
 }
 
-/// Entity ids a prepared world hands back to Bevy's allocator beyond the count
-/// ([`Layout::prepare`]), for the entities the world spawns itself (its schedules' first runs)
-/// and for churn's despawned ids, which Bevy holds back 128 at a time before it reuses them.
-/// More than 128, so that `free_many` puts them where the next `alloc` finds them at once (the
-/// allocator's local buffer takes at most 128; 64 were measured to stay there). 24 KB of index.
+/// Entity ids a prepared world holds beyond the count ([`Layout::prepare`]), for the entities
+/// the world spawns itself (its schedules' first runs) and for churn's despawned ids, which Bevy
+/// holds back 128 at a time before it reuses them. 24 KB of index.
 const WORLD_IDS: u32 = 1024;
 
 /// The ECS layout; `K` picks table or sparse-set storage for every component.
@@ -239,9 +237,6 @@ pub struct EcsLayout<S: Scalar, K: Storage = InTable> {
     /// The seek kernel asked for (the tuned variant's), and its targets resolved to table rows.
     kernel: SeekKernel,
     resolved: ResolvedTargets,
-    /// Entity ids allocated by [`Layout::prepare`], Bevy's index already grown past them, last
-    /// to use first: the next spawns take them instead of growing the index themselves.
-    prepared: Vec<Entity>,
     _types: PhantomData<fn() -> (S, K)>,
 }
 
@@ -324,24 +319,22 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
             tier: SimdTier::Baseline,
             kernel: SeekKernel::Idiomatic,
             resolved: ResolvedTargets::default(),
-            prepared: Vec::new(),
             _types: PhantomData,
         }
     }
 
     /// Spawns a batch, each entity born with its target where that target is already spawned;
-    /// targets among the batch itself are set once it is. Onto the ids [`Layout::prepare`] set
-    /// aside while there are any (`spawn_at`), then `spawn_batch`.
+    /// targets among the batch itself are set once it is. One `spawn_batch`: it reserves the
+    /// table's room for the batch and finds the bundle's archetype once, where a `spawn` a time
+    /// does both for every entity; on a prepared world it takes the ids `prepare` freed.
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
         self.resolved.invalidate();
         let first = self.entities.len();
+        let born_with = born_with(&self.entities, targets);
+        let born_with = |k: usize| born_with.get(k).copied().flatten();
         let entities = &mut self.entities;
         let world = &mut self.world;
-        let born_with = |entities: &[Entity], k: usize| {
-            let t = targets?.get(k).copied().flatten()?;
-            entities.get(t).copied()
-        };
-        let bundle = |entities: &[Entity], k: usize| {
+        let bundle = |k: usize| {
             let (id, s) = (ids[k], &states[k]);
             (
                 EntityId::<K>::new(id),
@@ -351,23 +344,10 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
                 Energy::<S, K>::new(s.energy),
                 Regen::<S, K>::new(s.regen),
                 Armor::<S, K>::new(s.armor),
-                SeekTarget::<K>::new(born_with(entities, k)),
+                SeekTarget::<K>::new(born_with(k)),
             )
         };
-        let onto_prepared = self.prepared.len().min(ids.len());
-        for k in 0..onto_prepared {
-            let at = self.prepared.pop().expect("counted above");
-            let made = bundle(entities, k);
-            let entity = match world.spawn_at(at, made) {
-                Ok(spawned) => spawned.id(),
-                // Not expected (the id was allocated for this and never handed out), but an
-                // entity is never lost for it.
-                Err(_) => world.spawn(bundle(entities, k)).id(),
-            };
-            entities.push(entity);
-        }
-        let rest = (onto_prepared..ids.len()).map(|k| bundle(entities, k));
-        let spawned: Vec<Entity> = world.spawn_batch(rest).collect();
+        let spawned: Vec<Entity> = world.spawn_batch((0..ids.len()).map(bundle)).collect();
         entities.extend(spawned);
         self.high_water = self.high_water.max(self.entities.len());
         self.everything.update_archetypes(&self.world);
@@ -486,16 +466,17 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
     /// entities writes 200 MB, every page of it touched for the first time. That one spawn took
     /// 70-76 ms headless (`docs/runs/bevy-prepare-2026-12-04`), where the table's own doublings,
     /// remapped (`memory::map_large_allocations`), cost about a millisecond. So the ids are allocated
-    /// here, and the index grown past the last of them by spawning and despawning it; the
-    /// spawns then land on these ids with no growth left to pay for.
+    /// here, and the index grown past the last of them by spawning and despawning it. They go
+    /// back to Bevy's allocator at once (more than its local buffer of 128, so `free_many` puts
+    /// them where the next allocation finds them), which gives out freed ids before fresh ones:
+    /// the spawns then land on these ids with no growth left to pay for.
     ///
     /// The world takes ids of its own too: the first run of the move schedule spawns two
     /// entities. With the index grown exactly to the count, the first of those crossed its end
     /// and doubled it, in the first frame that moved the population. So the index is grown
-    /// [`WORLD_IDS`] past the count, and those ids are handed back to Bevy's allocator, which
-    /// gives out freed ids before fresh ones.
+    /// [`WORLD_IDS`] past the count.
     fn prepare(&mut self, count: usize) {
-        if !self.entities.is_empty() || !self.prepared.is_empty() {
+        if !self.entities.is_empty() || self.prepared_room() > count {
             return;
         }
         let Some(total) = u32::try_from(count)
@@ -516,10 +497,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
                 }
             }
         }
-        let for_the_world = ids.split_off(count.min(ids.len()));
-        self.world.entity_allocator_mut().free_many(&for_the_world);
-        ids.reverse();
-        self.prepared = ids;
+        self.world.entity_allocator_mut().free_many(&ids);
     }
 
     /// Every slot of Bevy's index not held by a live entity: the ids set aside by `prepare`,

@@ -41,7 +41,7 @@ use crate::layout::ecs::{Columns, Rows, push_regions, rows_are_logical, state_of
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
-use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_rows};
+use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking, SortsInPlace};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -259,12 +259,9 @@ impl<S: Scalar> FlecsLayout<S> {
         let regens: Vec<Reg<S>> = states.iter().map(|s| Reg::new(s.regen)).collect();
         let armors: Vec<Arm<S>> = states.iter().map(|s| Arm::new(s.armor)).collect();
         let first = self.entities.len();
-        let entities = self.entities.as_slice();
+        let handles = born_with(self.entities.as_slice(), targets);
         let born_with: Vec<FlecsTarget> = (0..ids.len())
-            .map(|k| {
-                let t = targets.and_then(|t| t.get(k).copied().flatten());
-                FlecsTarget(t.and_then(|t| entities.get(t).copied()))
-            })
+            .map(|k| FlecsTarget(handles.get(k).copied().flatten()))
             .collect();
         // flecs counts a bulk in `i32`; a push is at most one of the swarm's batches (64 Ki).
         for start in (0..ids.len()).step_by(i32::MAX as usize) {

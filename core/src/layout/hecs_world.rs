@@ -30,7 +30,9 @@ use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
-use crate::layout::seeking::{NO_TARGET, ResolvedTargets, SeekKernel, seek_resolved_rows};
+use crate::layout::seeking::{
+    NO_TARGET, ResolvedTargets, SeekKernel, born_with, seek_resolved_rows,
+};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -137,11 +139,8 @@ impl<S: Scalar> HecsLayout<S> {
     /// already spawned; targets among the batch itself are set once it is.
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
         let first = self.entities.len();
-        let entities = self.entities.as_slice();
-        let born_with = |k: usize| {
-            let t = targets?.get(k).copied().flatten()?;
-            entities.get(t).copied()
-        };
+        let born_with = born_with(self.entities.as_slice(), targets);
+        let born_with = |k: usize| born_with.get(k).copied().flatten();
         let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
             (
                 EntityId::<InTable>::new(id),

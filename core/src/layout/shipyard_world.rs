@@ -36,7 +36,9 @@ use crate::layout::components::{
 use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
-use crate::layout::seeking::{NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, prefetch};
+use crate::layout::seeking::{
+    NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, born_with, prefetch,
+};
 use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
@@ -127,11 +129,8 @@ impl<S: Scalar> ShipyardLayout<S> {
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
         self.resolved.invalidate();
         let first = self.entities.len();
-        let entities = self.entities.as_slice();
-        let born_with = |k: usize| {
-            let t = targets?.get(k).copied().flatten()?;
-            entities.get(t).copied()
-        };
+        let born_with = born_with(self.entities.as_slice(), targets);
+        let born_with = |k: usize| born_with.get(k).copied().flatten();
         let bundles = ids.iter().zip(states).enumerate().map(|(k, (&id, s))| {
             (
                 OurId::<InTable>::new(id),

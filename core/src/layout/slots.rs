@@ -199,8 +199,17 @@ impl Targets {
     }
 
     /// Points the entities at `first..` at the entities at the given dense indices (or none).
+    /// The targets lie anywhere in the slot table, so each is prefetched
+    /// [`PREFETCH_AHEAD`](super::seeking::PREFETCH_AHEAD) seekers ahead (a switch's copy sets one
+    /// for every entity).
     pub fn set(&mut self, first: usize, targets: &[Option<usize>]) {
-        for (handle, target) in self.handles[first..].iter_mut().zip(targets) {
+        let ahead = super::seeking::PREFETCH_AHEAD;
+        for (k, (handle, target)) in self.handles[first..].iter_mut().zip(targets).enumerate() {
+            if let Some(&Some(next)) = targets.get(k + ahead)
+                && let Some(entry) = self.slots.slot_of.get(next)
+            {
+                super::seeking::prefetch(entry);
+            }
             *handle = target.map_or(Handle::NONE, |t| self.slots.handle_at(t));
         }
     }
