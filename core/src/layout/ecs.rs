@@ -500,7 +500,7 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // Freed ids are a stack, taken from the top: the lowest on top, so that the fill takes
         // them from the lowest up. From the highest down, the first batch would grow every
         // sparse set's index to the whole count at once (a frame of 15 ms into `ecs-sparse` at
-        // 1M, against its share of 4 ms: `bench --worker switch --cell ecs-sparse:into:1000000`).
+        // 1M, against its share of 4 ms: `docs/runs/copy-prefetch-2026-12-05`).
         ids.reverse();
         self.world.entity_allocator_mut().free_many(&ids);
     }

@@ -186,9 +186,8 @@ pub fn prefetch<T>(value: &T) {
 /// layout's own list of handles, and the targets lie anywhere in it, so these are random reads,
 /// one for every entity a switch copies: here they run in a loop of their own, each prefetched
 /// [`PREFETCH_AHEAD`] seekers ahead, so that their misses overlap instead of each stalling the
-/// spawn that needs it (into Bevy's `ecs-table` at 1M, with the swarm's own lookups done the
-/// same way, the copy went from 270-308 ms to 216-227 ms: `bench --worker switch --cell
-/// ecs-table:into:1000000`, Intel Xeon, 2026-12-05).
+/// spawn that needs it (into `hecs` at 1M, with the swarm's own lookups done the same way, the
+/// copy went from 198-245 ms to 132-135 ms: `docs/runs/copy-prefetch-2026-12-05`).
 pub fn born_with<T: Copy>(table: &[T], targets: Option<&[Option<usize>]>) -> Vec<Option<T>> {
     let targets = targets.unwrap_or_default();
     let mut out = Vec::with_capacity(targets.len());
