@@ -168,6 +168,9 @@ impl Experiment for Switch {
         at_once.apply(&Action::Layout(to))?;
         let begin = t.elapsed();
         let at_once_ms = ms(begin + at_once.frame_step().switch);
+        // The layout it replaced is being freed on a thread; dropping the driver would leave
+        // that thread running into the paced switch.
+        at_once.wait_for_frees();
         drop(at_once);
 
         // Paced: the app's frames, paused so that the copy is timed alone.
