@@ -180,26 +180,31 @@ pub fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
-/// The handle each entity of a spawned batch is born with: `table[t]` for its target `t`
-/// (none where it has no target, where there are no targets at all, or where `t` is past the
-/// table's end, a target among the batch itself, set once it is spawned). `table` is the
-/// layout's own list of handles, and the targets lie anywhere in it, so these are random reads,
-/// one for every entity a switch copies: here they run in a loop of their own, each prefetched
-/// [`PREFETCH_AHEAD`] seekers ahead, so that their misses overlap instead of each stalling the
-/// spawn that needs it (into `hecs` at 1M, with the swarm's own lookups done the same way, the
+/// `table[t]` for each target `t`, in order (none where there is no target or `t` is past the
+/// table's end). `table` is a layout's own list of handles, and the targets lie anywhere in it,
+/// so these are random reads, one for every entity a switch copies: each is prefetched
+/// [`PREFETCH_AHEAD`] targets ahead, so that their misses overlap instead of each stalling the
+/// work done with it (into `hecs` at 1M, with the swarm's own lookups done the same way, the
 /// copy went from 198-245 ms to 132-135 ms: `docs/runs/copy-prefetch-2026-12-05`).
-pub fn born_with<T: Copy>(table: &[T], targets: Option<&[Option<usize>]>) -> Vec<Option<T>> {
-    let targets = targets.unwrap_or_default();
-    let mut out = Vec::with_capacity(targets.len());
-    for (k, target) in targets.iter().enumerate() {
+pub fn prefetched_targets<'a, T: Copy>(
+    table: &'a [T],
+    targets: &'a [Option<usize>],
+) -> impl Iterator<Item = Option<T>> + 'a {
+    targets.iter().enumerate().map(move |(k, target)| {
         if let Some(&Some(ahead)) = targets.get(k + PREFETCH_AHEAD)
             && let Some(entry) = table.get(ahead)
         {
             prefetch(entry);
         }
-        out.push(target.and_then(|t| table.get(t).copied()));
-    }
-    out
+        target.and_then(|t| table.get(t).copied())
+    })
+}
+
+/// The handle each entity of a spawned batch is born with ([`prefetched_targets`]), read in a
+/// loop of its own before the spawn: none for all where there are no targets, and none for a
+/// target among the batch itself, set once it is spawned.
+pub fn born_with<T: Copy>(table: &[T], targets: Option<&[Option<usize>]>) -> Vec<Option<T>> {
+    prefetched_targets(table, targets.unwrap_or_default()).collect()
 }
 
 /// The tuned gather's loop over one part of the seekers: `mine` their targets resolved to dense

@@ -198,19 +198,12 @@ impl Targets {
         super::shrink_if_sparse(&mut self.handles);
     }
 
-    /// Points the entities at `first..` at the entities at the given dense indices (or none).
-    /// The targets lie anywhere in the slot table, so each is prefetched
-    /// [`PREFETCH_AHEAD`](super::seeking::PREFETCH_AHEAD) seekers ahead (a switch's copy sets one
-    /// for every entity).
+    /// Points the entities at `first..` at the entities at the given dense indices (or none),
+    /// their handles read with a prefetch ahead (a switch's copy sets one for every entity).
     pub fn set(&mut self, first: usize, targets: &[Option<usize>]) {
-        let ahead = super::seeking::PREFETCH_AHEAD;
-        for (k, (handle, target)) in self.handles[first..].iter_mut().zip(targets).enumerate() {
-            if let Some(&Some(next)) = targets.get(k + ahead)
-                && let Some(entry) = self.slots.slot_of.get(next)
-            {
-                super::seeking::prefetch(entry);
-            }
-            *handle = target.map_or(Handle::NONE, |t| self.slots.handle_at(t));
+        let handles = super::seeking::prefetched_targets(&self.slots.slot_of, targets);
+        for (handle, target) in self.handles[first..].iter_mut().zip(handles) {
+            *handle = target.unwrap_or(Handle::NONE);
         }
     }
 
