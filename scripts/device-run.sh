@@ -2,7 +2,8 @@
 # There, on a machine with a GPU, as one run of at most 10 minutes (carry .device-carry and .gl;
 # $OUT comes back, as one archive, all.tgz, beside device.log, since few files come back).
 # Prepared here by scripts/device-pack.sh. Each step has its own time limit, the most wanted first:
-# verify --gpu after 1 frame, bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
+# verify --gpu after 1 frame, the same against a CPU that fuses `a + b*c` (is FMA the whole
+# difference, and at which sites?), bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
 # (every switch landed before its frames: `wait done`), seek in soa and gpu, the gpu layout
 # started at 100M, the quads at 10M, the switch and sort tours at 1M (1280x720, the targets'
 # size), then the bench experiments that a GPU or 16 cores answer differently. The run of
@@ -30,6 +31,14 @@ app() { timeout "$1" "$bin" --headless --size 1920x1080 --threads all "${@:2}" 2
 
 step "gpu layout against soa after 1 frame (a GPU that fuses x + v*dt into an FMA differs: recorded, not failed)"
 timeout 35 "$bin" verify --gpu --count 1000000 --frames 1 --gpu-ulps 4294967295
+step "gpu layout against a CPU that rounds a + b*c once (bit-identical: FMA is the whole difference)"
+for frames in 1 600; do
+    timeout 60 "$bin" verify --gpu --fused all --count 1000000 --frames $frames --gpu-ulps 4294967295
+done
+step "the same, one site fused at a time (which sites the driver contracts)"
+for site in move regen seek move,regen; do
+    timeout 30 "$bin" verify --gpu --fused $site --count 100000 --frames 600 --gpu-ulps 4294967295
+done
 step "gpu layout: bench"
 timeout 75 "$bin" bench --only gpu --out "$OUT/bench-gpu" >/dev/null
 sed -n '/^## /,$p' "$OUT/bench-gpu/results.md"

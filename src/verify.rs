@@ -13,7 +13,9 @@ use crate::layout::{LayoutKind, SeekKernel};
 use crate::simd::{SimdTier, available};
 use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::threads::Threads;
-use crate::workload::{Dt, Systems};
+use crate::workload::{Dt, EntityState, Systems};
+
+pub mod fused;
 
 #[derive(Clone, Copy, Debug)]
 pub struct VerifyConfig {
@@ -398,7 +400,8 @@ pub struct GpuComparison {
     pub name: String,
     pub frames: usize,
     pub entities: usize,
-    /// Whether both hold the same ids in the same logical order.
+    /// Whether both hold the same ids: in the same logical order where both are layouts, each
+    /// exactly once against the fused reference.
     pub same_entities: bool,
     /// The largest difference in units in the last place over every field of every entity
     /// (positions compared across the wrap: x = 0.0001 and x = 1599.9999 are neighbours).
@@ -436,7 +439,6 @@ fn coordinate_ulps(a: f32, b: f32, extent: f32) -> u32 {
 /// without seek (the GPU's seek pass against SoA's).
 #[cfg(feature = "gpu")]
 pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError> {
-    use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH};
     let churn = (config.count / 10).clamp(1, MAX_CHURN);
     let mut out = Vec::new();
     let runs = [("no churn", 0), ("churn", churn)]
@@ -481,25 +483,7 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
             }
         }
         let (a, b) = (gpu.swarm().export(), reference.swarm().export());
-        let mut max_ulps = 0;
-        let mut differing = 0;
-        for (s, r) in a.states.iter().zip(&b.states) {
-            let worst = [
-                coordinate_ulps(s.x, r.x, WORLD_WIDTH as f32),
-                coordinate_ulps(s.y, r.y, WORLD_HEIGHT as f32),
-                ulps(s.vx, r.vx),
-                ulps(s.vy, r.vy),
-                ulps(s.hp, r.hp),
-                ulps(s.energy, r.energy),
-                ulps(s.regen, r.regen),
-                ulps(s.armor, r.armor),
-            ]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-            max_ulps = max_ulps.max(worst);
-            differing += usize::from(worst > 0);
-        }
+        let worst: Vec<u32> = a.states.iter().zip(&b.states).map(state_ulps).collect();
         let path = if round_trip {
             "soa -> gpu -> soa, spread over frames"
         } else {
@@ -515,8 +499,90 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
             frames: config.frames,
             entities: a.ids.len(),
             same_entities: a.ids == b.ids,
-            max_ulps,
-            differing,
+            max_ulps: worst.iter().copied().max().unwrap_or(0),
+            differing: worst.iter().filter(|&&u| u > 0).count(),
+            order: gpu.swarm().order(),
+        });
+    }
+    Ok(out)
+}
+
+/// The largest difference between two states of one entity, field by field, in units in the
+/// last place (positions across the world's edge).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+fn state_ulps((s, r): (&EntityState<f32>, &EntityState<f32>)) -> u32 {
+    use crate::workload::{WORLD_HEIGHT, WORLD_WIDTH};
+    [
+        coordinate_ulps(s.x, r.x, WORLD_WIDTH as f32),
+        coordinate_ulps(s.y, r.y, WORLD_HEIGHT as f32),
+        ulps(s.vx, r.vx),
+        ulps(s.vy, r.vy),
+        ulps(s.hp, r.hp),
+        ulps(s.energy, r.energy),
+        ulps(s.regen, r.regen),
+        ulps(s.armor, r.armor),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0)
+}
+
+/// The gpu layout against [`fused::reference_states`], which fuses the sites `fusion` names:
+/// straight on the GPU without churn (the reference steps one fixed population), with and
+/// without seek (sorted by group, as `compare_gpu`'s seeking run), compared by id.
+#[cfg(feature = "gpu")]
+pub fn compare_gpu_fused(
+    config: &VerifyConfig,
+    fusion: fused::Fusion,
+) -> Result<Vec<GpuComparison>, SimError> {
+    let mut out = Vec::new();
+    for seek in [false, true] {
+        let mut gpu = Driver::<f32>::new(LayoutKind::Gpu, config.seed)?
+            .with_chunks(usize::MAX, config.count / 3 + 1)
+            .with_dt(config.dt)
+            .with_max_entities(MAX_ENTITIES);
+        gpu.apply(&Action::Count(config.count))?;
+        gpu.apply(&Action::Seek(seek))?;
+        for frame in 0..config.frames {
+            if seek && frame == 1 {
+                gpu.apply(&Action::Order(Order::Group))?;
+            }
+            if let Some(e) = gpu.frame_step().error {
+                return Err(e);
+            }
+        }
+        let reference = fused::reference_states(
+            config.seed,
+            config.count,
+            config.frames,
+            config.dt,
+            seek,
+            fusion,
+        );
+        let got = gpu.swarm().export();
+        let mut seen = vec![false; reference.len()];
+        let mut same_entities = got.ids.len() == reference.len();
+        let mut worst = Vec::with_capacity(got.ids.len());
+        for (&id, state) in got.ids.iter().zip(&got.states) {
+            match reference.get(id as usize) {
+                Some(r) if !seen[id as usize] => {
+                    seen[id as usize] = true;
+                    worst.push(state_ulps((state, r)));
+                }
+                _ => same_entities = false,
+            }
+        }
+        let seeking = if seek { ", seek, sorted by group" } else { "" };
+        out.push(GpuComparison {
+            name: format!(
+                "gpu throughout, no churn{seeking}, against the CPU fusing {}",
+                fusion.describe()
+            ),
+            frames: config.frames,
+            entities: got.ids.len(),
+            same_entities,
+            max_ulps: worst.iter().copied().max().unwrap_or(0),
+            differing: worst.iter().filter(|&&u| u > 0).count(),
             order: gpu.swarm().order(),
         });
     }

@@ -233,3 +233,39 @@ fn a_reorder_on_the_gpu_keeps_every_entity_state_and_target() {
     assert_eq!(gpu.order(), Order::Id);
     assert_eq!(by_id(&gpu), by_id(&reference), "spread with churn");
 }
+
+/// `verify --gpu --fused`: against the CPU reference that rounds `a + b * c` once, by id. On a
+/// software adapter, which rounds twice as the CPU does (measured: 0 ulps against SoA), the
+/// unfused reference is bit-identical and the fused one is not, so the check can tell them apart.
+#[test]
+fn the_fused_reference_tells_a_fusing_gpu_from_one_that_does_not_fuse() {
+    use entity_layouts::verify::fused::Fusion;
+    if !adapter_or_skip() {
+        return;
+    }
+    let config = entity_layouts::verify::VerifyConfig {
+        count: 5_000,
+        frames: 120,
+        ..Default::default()
+    };
+    let software = entity_layouts::gpu::context::shared()
+        .unwrap()
+        .is_software();
+    for (fusion, fuses) in [(Fusion::default(), false), (Fusion::ALL, true)] {
+        let runs = entity_layouts::verify::compare_gpu_fused(&config, fusion).unwrap();
+        assert_eq!(runs.len(), 2, "with and without seek");
+        for run in runs {
+            assert!(run.same_entities, "{}", run.name);
+            assert_eq!(run.entities, 5_000);
+            if software {
+                assert_eq!(
+                    run.max_ulps > 0,
+                    fuses,
+                    "{}: {} ulps",
+                    run.name,
+                    run.max_ulps
+                );
+            }
+        }
+    }
+}

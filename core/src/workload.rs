@@ -386,7 +386,7 @@ fn into_world<S: Scalar>(v: f64, extent: f64) -> S {
 /// Wraps a coordinate back into `[0, extent)` after a step shorter than the extent.
 /// The inner check catches `-tiny + extent` rounding up to `extent` itself.
 #[inline(always)]
-fn wrap<S: Scalar>(v: S, extent: S) -> S {
+pub fn wrap<S: Scalar>(v: S, extent: S) -> S {
     if v < S::ZERO {
         let w = v + extent;
         if w < extent { w } else { S::ZERO }
@@ -433,7 +433,7 @@ pub const MAX_SEEK_SPEED: f64 = 240.0;
 /// The shortest way from one coordinate to another across the wrapping world: `d` in
 /// `(-extent, extent)` folded into `[-extent/2, extent/2]`.
 #[inline(always)]
-fn shortest<S: Scalar>(d: S, extent: S, half: S) -> S {
+pub fn shortest<S: Scalar>(d: S, extent: S, half: S) -> S {
     if d > half {
         d - extent
     } else if d < S::ZERO - half {
@@ -443,8 +443,9 @@ fn shortest<S: Scalar>(d: S, extent: S, half: S) -> S {
     }
 }
 
+/// Limits one axis of a seeker's velocity to `[-max, max]`.
 #[inline(always)]
-fn clamp_speed<S: Scalar>(v: S, max: S) -> S {
+pub fn clamp_speed<S: Scalar>(v: S, max: S) -> S {
     if v > max {
         max
     } else if v < S::ZERO - max {

@@ -9,6 +9,7 @@ use clap::Args;
 use super::{FAILED, usage_error};
 use crate::threads;
 use crate::values::BenchCount;
+use crate::verify::fused::Fusion;
 use crate::verify::{Group, VerifyConfig, run_suite};
 use crate::workload::Dt;
 
@@ -34,6 +35,11 @@ pub struct VerifyArgs {
     /// differs by a few.
     #[arg(long, default_value_t = 0)]
     gpu_ulps: u32,
+    /// With --gpu: compare instead against a CPU reference that rounds `a + b * c` once (a fused
+    /// multiply-add) at these sites: all, none, or any of move, regen, seek joined by commas.
+    /// Bit-identical means fusing explains the whole difference.
+    #[arg(long, requires = "gpu", value_parser = Fusion::parse)]
+    fused: Option<Fusion>,
 }
 
 /// `--dt`: a time step in (0, 1] seconds.
@@ -53,7 +59,7 @@ pub fn run(args: VerifyArgs) -> ExitCode {
         ..VerifyConfig::default()
     };
     if args.gpu {
-        verify_gpu(&config, args.gpu_ulps)
+        verify_gpu(&config, args.gpu_ulps, args.fused)
     } else {
         verify(&config)
     }
@@ -79,25 +85,36 @@ fn verify(config: &VerifyConfig) -> ExitCode {
 }
 
 #[cfg(not(feature = "gpu"))]
-fn verify_gpu(_config: &VerifyConfig, _bound: u32) -> ExitCode {
+fn verify_gpu(_config: &VerifyConfig, _bound: u32, _fused: Option<Fusion>) -> ExitCode {
     usage_error("this build has no GPU support (built without the `gpu` feature)")
 }
 
 #[cfg(feature = "gpu")]
-fn verify_gpu(config: &VerifyConfig, bound: u32) -> ExitCode {
+fn verify_gpu(config: &VerifyConfig, bound: u32, fused: Option<Fusion>) -> ExitCode {
     let ctx = match crate::gpu::context::shared() {
         Ok(ctx) => ctx,
         Err(reason) => return usage_error(&format!("verify --gpu needs a GPU adapter: {reason}")),
     };
+    let (against, reference) = match fused {
+        Some(fusion) => (
+            format!("the CPU fusing {} (f32)", fusion.describe()),
+            "the reference",
+        ),
+        None => ("soa (f32)".into(), "soa"),
+    };
     println!(
-        "verify --gpu: {} entities, {} frames, seed {}, dt {} s, against soa (f32)\nadapter: {}",
+        "verify --gpu: {} entities, {} frames, seed {}, dt {} s, against {against}\nadapter: {}",
         config.count,
         config.frames,
         config.seed,
         config.dt.seconds(),
         ctx.describe()
     );
-    let runs = match crate::verify::compare_gpu(config) {
+    let runs = match fused {
+        Some(fusion) => crate::verify::compare_gpu_fused(config, fusion),
+        None => crate::verify::compare_gpu(config),
+    };
+    let runs = match runs {
         Ok(runs) => runs,
         Err(e) => return usage_error(&e.to_string()),
     };
@@ -107,7 +124,7 @@ fn verify_gpu(config: &VerifyConfig, bound: u32) -> ExitCode {
             failed = true;
             "DIFFERENT ENTITIES (ids or order)".to_string()
         } else if run.max_ulps == 0 {
-            "bit-identical to soa".to_string()
+            format!("bit-identical to {reference}")
         } else {
             failed |= run.max_ulps > bound;
             format!(
