@@ -131,3 +131,45 @@ pub fn typical(name: &str, quick: bool) -> Option<Typical> {
 pub fn timed() -> impl Iterator<Item = &'static str> {
     FULL.iter().chain(QUICK).map(|&(name, ..)| name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// The entries that name the full run are its `cells.jsonl` summed per experiment (to the
+    /// tenth printed), and that run is the newest, the one `bench docs` generates from: a new
+    /// full run cannot become the docs' source while the forecast starts from the old one.
+    #[test]
+    fn the_full_runs_entries_are_its_cells_summed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // The newest full run by name (the names carry the date), as `bench docs` picks it.
+        let newest = std::fs::read_dir(root.join("docs/runs"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with("full-"))
+            .max()
+            .unwrap();
+        assert_eq!(FULL_RUN, format!("docs/runs/{newest}"), "the docs' run");
+        let path = root.join(FULL_RUN).join("cells.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut sums: HashMap<String, f64> = HashMap::new();
+        for line in text.lines() {
+            let cell: serde_json::Value = serde_json::from_str(line).unwrap();
+            let name = cell["experiment"].as_str().unwrap().to_string();
+            *sums.entry(name).or_default() += cell["seconds"].as_f64().unwrap();
+        }
+        let from_run: Vec<_> = FULL.iter().filter(|e| e.3 == FULL_RUN).collect();
+        assert!(from_run.len() > 20, "most experiments are the run's own");
+        for &&(name, seconds, ..) in &from_run {
+            let summed = sums.get(name).copied().unwrap_or_else(|| {
+                panic!("{name}: no cells in {}", path.display());
+            });
+            assert!(
+                (summed - seconds).abs() <= 0.051,
+                "{name}: {seconds} s here, {summed:.1} s in {}",
+                path.display()
+            );
+        }
+    }
+}
