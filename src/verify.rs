@@ -451,17 +451,10 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
         } else {
             LayoutKind::Gpu
         };
-        let new = |kind| -> Result<Driver<f32>, SimError> {
-            let mut d = Driver::<f32>::new(kind, config.seed)?
-                .with_chunks(usize::MAX, config.count / 3 + 1)
-                .with_dt(config.dt)
-                .with_max_entities(MAX_ENTITIES);
-            d.apply(&Action::Count(config.count))?;
-            d.apply(&Action::Churn(churn))?;
-            d.apply(&Action::Seek(seek))?;
-            Ok(d)
-        };
-        let (mut gpu, mut reference) = (new(start)?, new(LayoutKind::Soa)?);
+        let (mut gpu, mut reference) = (
+            gpu_run(config, start, churn, seek)?,
+            gpu_run(config, LayoutKind::Soa, churn, seek)?,
+        );
         let sorted = seek && !round_trip;
         for frame in 0..config.frames {
             if round_trip && frame == 1 {
@@ -507,6 +500,25 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
     Ok(out)
 }
 
+/// One side of a GPU comparison: `config.count` entities of `kind` with `churn` and `seek`,
+/// switches and sorts spread over about three frames, as `compare_gpu` steps them.
+#[cfg(feature = "gpu")]
+fn gpu_run(
+    config: &VerifyConfig,
+    kind: LayoutKind,
+    churn: usize,
+    seek: bool,
+) -> Result<Driver<f32>, SimError> {
+    let mut d = Driver::<f32>::new(kind, config.seed)?
+        .with_chunks(usize::MAX, config.count / 3 + 1)
+        .with_dt(config.dt)
+        .with_max_entities(MAX_ENTITIES);
+    d.apply(&Action::Count(config.count))?;
+    d.apply(&Action::Churn(churn))?;
+    d.apply(&Action::Seek(seek))?;
+    Ok(d)
+}
+
 /// The largest difference between two states of one entity, field by field, in units in the
 /// last place (positions across the world's edge).
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
@@ -537,12 +549,7 @@ pub fn compare_gpu_fused(
 ) -> Result<Vec<GpuComparison>, SimError> {
     let mut out = Vec::new();
     for seek in [false, true] {
-        let mut gpu = Driver::<f32>::new(LayoutKind::Gpu, config.seed)?
-            .with_chunks(usize::MAX, config.count / 3 + 1)
-            .with_dt(config.dt)
-            .with_max_entities(MAX_ENTITIES);
-        gpu.apply(&Action::Count(config.count))?;
-        gpu.apply(&Action::Seek(seek))?;
+        let mut gpu = gpu_run(config, LayoutKind::Gpu, 0, seek)?;
         for frame in 0..config.frames {
             if seek && frame == 1 {
                 gpu.apply(&Action::Order(Order::Group))?;
