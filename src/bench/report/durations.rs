@@ -143,14 +143,12 @@ mod tests {
     #[test]
     fn the_full_runs_entries_are_its_cells_summed() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        // The newest full run by name (the names carry the date), as `bench docs` picks it.
-        let newest = std::fs::read_dir(root.join("docs/runs"))
-            .unwrap()
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|name| name.starts_with("full-"))
-            .max()
-            .unwrap();
-        assert_eq!(FULL_RUN, format!("docs/runs/{newest}"), "the docs' run");
+        let newest = crate::bench::docs::newest_full_run(root).unwrap();
+        assert_eq!(
+            newest,
+            root.join(FULL_RUN),
+            "the run `bench docs` generates from"
+        );
         let path = root.join(FULL_RUN).join("cells.jsonl");
         let text = std::fs::read_to_string(&path).unwrap();
         let mut sums: HashMap<String, f64> = HashMap::new();
