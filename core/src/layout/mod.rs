@@ -323,7 +323,7 @@ pub enum DeviceTime {
 }
 
 /// Gives a `Vec`'s memory back once it is less than a quarter full: a population that shrank
-/// from 1M to 10k should not keep 1M entities' worth (the issue a speaker sees as resident
+/// from 1M to 10k should not keep 1M entities' worth (the problem a speaker sees as resident
 /// memory that never comes down). A quarter, not a half, so that a count that wobbles does not
 /// reallocate every time.
 pub fn shrink_if_sparse<T>(v: &mut Vec<T>) {

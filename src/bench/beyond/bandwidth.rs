@@ -1,5 +1,5 @@
 //! The distance to the physical limit (past the studies): this machine's streaming bandwidth
-//! (STREAM-style copy and triad over arrays far larger than the caches, one thread and all), and
+//! (STREAM-style copy and triad over 384 MiB of arrays, one thread and all), and
 //! each layout's frame expressed as the bandwidth it achieves. A frame must touch 36 B per entity
 //! at f32 (move reads x, y, vx, vy and writes x, y: 24 B; regen reads energy, regen and writes
 //! energy: 12 B), so a layout's effective rate is 36 B x n / frame time, whatever it really moved.
@@ -40,7 +40,9 @@ impl Experiment for Bandwidth {
         if cell != "stream" {
             return Err(Cell::new(NAME, cell).bad("stream"));
         }
-        // 3 arrays x 16M doubles = 384 MiB: far beyond any last-level cache.
+        // 3 arrays x 16M doubles = 384 MiB: twelve times an AMD EPYC's 32 MiB L3. An Intel Xeon
+        // host reports 480 MiB, shared with its other guests, and its triad still ran at a
+        // memory's rate there (13.4 GB/s one thread, docs/runs/full-2026-12-05).
         let n = cfg.pick(16 << 20, 4 << 20);
         let mut a = vec![1.0f64; n];
         let b = vec![2.0f64; n];

@@ -290,7 +290,7 @@ fn toggle_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
 }
 
 /// Bevy's tuned ECS over the fastest other library's tuned form (by the median), one thread, at
-/// `n`: the ratio of each process number's two frames. The target reads it (x1.10).
+/// `n`: the ratio of each process number's two frames. The peers target reads it (x1.10).
 pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind, Vec<f64>)> {
     let of = |kind: LayoutKind| -> Vec<(String, f64)> {
         records

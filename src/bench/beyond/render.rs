@@ -366,8 +366,11 @@ impl Experiment for Render {
         }
         let (r, f) = rounds(cfg, 1_000_000);
         format!(
-            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} processes per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer (fewer at 10M, where a quads frame takes seconds), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
-            reps(cfg),
+            "The app, headless (`--headless --size WxH --threads all`), one process per figure and {} per row, each running {r} interleaved rounds (compute, then quads) of {f} steady frames per renderer (fewer at 10M, where a quads frame takes seconds), after {SETTLE_FRAMES} frames to settle. frame = the app's frame time, p50; rest = frame - simulate - gather: the renderer's time, with the fixed cost of every frame (egui, clear, blit, present) in it; draw = the points' passes on the GPU by timestamp queries (on lavapipe the \"GPU\" is this machine's two cores, shared with the simulation, and its timestamps do not cover a compute dispatch: read compute's cost there from rest). Each cell: median [min..max] over processes.\n\n{}{}",
+            match reps(cfg) {
+                1 => "one process".to_string(),
+                n => format!("{n} processes"),
+            },
             table(
                 &[
                     "size",

@@ -337,7 +337,7 @@ fn instructions_table(mine: &[Record]) -> String {
     md
 }
 
-/// The goals, each as the median of per-process ratios with their spread.
+/// The SIMD goals, each as the median of per-process ratios with their spread.
 fn goals(mine: &[Record], counts: &[usize], reps: usize) -> String {
     let frame = |layout: &str, tier: SimdTier, n: usize, rep: usize| {
         Query::metric(Metric::FrameMs)

@@ -15,58 +15,46 @@ pub struct Typical {
 }
 
 const EPYC: &str = "AMD EPYC, 2 cores";
+const XEON: &str = "Intel Xeon, 2 cores";
 
 /// The full run the docs are generated from: every experiment's cells (child processes
-/// included) summed from its `cells.jsonl`, in the order it ran them.
-const FULL_RUN: &str = "docs/runs/full-2026-12-04";
-
-/// The two experiments whose cells changed after that run (`ecs-vs-soa` five processes,
-/// `render` one round at 10M) were timed in a full run of the final code on an Intel Xeon, and
-/// are put on the EPYC's scale by x1.375: the median, over the 26 experiments whose cells did
-/// not change, of each one's EPYC seconds over its Xeon seconds (x1.11 to x1.87; a third
-/// experiment of that run, `crossings`, searched differently and is left out of the median).
-/// Left on the Xeon's scale, they pulled a replay of that run's forecast 12% high after
-/// `ecs-vs-soa`; scaled, the replay stays within 10% once its first experiment ends
-/// (`progress::tests`).
-const SCALED_FROM_XEON: &str = "docs/runs/xeon-full-2026-12-04, x1.375 to the EPYC's scale";
-
-/// `counters` after its two cachegrind runs per figure went side by side: 128.0 s against the
-/// 227.2 s of xeon-full-2026-12-04 on the same Intel Xeon host, put on the EPYC's scale by the
-/// same x1.375. (The other experiments that count, `seek`, `cpp` and `peers`, spend most of
-/// their time in timed cells: that run's figures for them moved within the hour's noise.)
-const COUNTED_SIDE_BY_SIDE: &str = "docs/runs/counted-side-by-side, x1.375 to the EPYC's scale";
+/// included) summed from its `cells.jsonl`, in the order it ran them (29m 04s in all). The
+/// AMD EPYC is the slower host: the same experiments of the code of the day before summed to
+/// 42m 48s there (docs/runs/full-2026-12-04), so on it the first forecast is low until the
+/// first experiment sets the pace.
+const FULL_RUN: &str = "docs/runs/full-2026-12-05";
 
 /// `(experiment, seconds, machine, source)` for full runs.
 const FULL: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 158.0, EPYC, FULL_RUN),
-    ("spawn", 32.5, EPYC, FULL_RUN),
-    ("crossings", 198.6, EPYC, FULL_RUN),
-    ("ecs-vs-soa", 203.2, EPYC, SCALED_FROM_XEON),
-    ("headline", 135.4, EPYC, FULL_RUN),
-    ("width", 16.0, EPYC, FULL_RUN),
-    ("random-access", 26.6, EPYC, FULL_RUN),
-    ("seek", 402.6, EPYC, FULL_RUN),
-    ("order", 335.5, EPYC, FULL_RUN),
-    ("churn", 7.7, EPYC, FULL_RUN),
-    ("filtered", 6.8, EPYC, FULL_RUN),
-    ("fragmentation", 9.2, EPYC, FULL_RUN),
-    ("dispatch", 3.7, EPYC, FULL_RUN),
-    ("js", 146.4, EPYC, FULL_RUN),
-    ("cpp", 143.1, EPYC, FULL_RUN),
-    ("counters", 176.0, EPYC, COUNTED_SIDE_BY_SIDE),
-    ("peers", 82.9, EPYC, FULL_RUN),
-    ("threads", 19.9, EPYC, FULL_RUN),
-    ("simd", 113.1, EPYC, FULL_RUN),
-    ("gather", 14.8, EPYC, FULL_RUN),
-    ("migration", 3.6, EPYC, FULL_RUN),
-    ("switch", 127.2, EPYC, FULL_RUN),
-    ("grow", 30.7, EPYC, FULL_RUN),
-    ("memory", 5.1, EPYC, FULL_RUN),
-    ("shrink", 9.7, EPYC, FULL_RUN),
-    ("bandwidth", 2.9, EPYC, FULL_RUN),
-    ("gpu", 10.2, EPYC, FULL_RUN),
-    ("upload", 28.7, EPYC, FULL_RUN),
-    ("render", 80.1, EPYC, SCALED_FROM_XEON),
+    ("layouts", 118.8, XEON, FULL_RUN),
+    ("spawn", 29.5, XEON, FULL_RUN),
+    ("crossings", 137.0, XEON, FULL_RUN),
+    ("ecs-vs-soa", 147.1, XEON, FULL_RUN),
+    ("headline", 98.4, XEON, FULL_RUN),
+    ("width", 15.5, XEON, FULL_RUN),
+    ("random-access", 20.6, XEON, FULL_RUN),
+    ("seek", 213.6, XEON, FULL_RUN),
+    ("order", 188.3, XEON, FULL_RUN),
+    ("churn", 4.8, XEON, FULL_RUN),
+    ("filtered", 5.4, XEON, FULL_RUN),
+    ("fragmentation", 7.2, XEON, FULL_RUN),
+    ("dispatch", 3.8, XEON, FULL_RUN),
+    ("js", 120.5, XEON, FULL_RUN),
+    ("cpp", 122.5, XEON, FULL_RUN),
+    ("counters", 126.1, XEON, FULL_RUN),
+    ("peers", 51.7, XEON, FULL_RUN),
+    ("threads", 15.8, XEON, FULL_RUN),
+    ("simd", 95.6, XEON, FULL_RUN),
+    ("gather", 12.2, XEON, FULL_RUN),
+    ("migration", 3.0, XEON, FULL_RUN),
+    ("switch", 74.4, XEON, FULL_RUN),
+    ("grow", 21.5, XEON, FULL_RUN),
+    ("memory", 4.0, XEON, FULL_RUN),
+    ("shrink", 7.5, XEON, FULL_RUN),
+    ("bandwidth", 2.7, XEON, FULL_RUN),
+    ("gpu", 7.6, XEON, FULL_RUN),
+    ("upload", 25.5, XEON, FULL_RUN),
+    ("render", 62.6, XEON, FULL_RUN),
 ];
 
 /// `bench --quick` measured each of its experiments in one run (each cell's seconds summed from

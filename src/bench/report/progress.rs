@@ -392,21 +392,23 @@ mod tests {
 
     #[test]
     fn a_full_runs_forecast_stays_within_a_fifth_of_its_real_duration_once_paced() {
-        // The final code's full run on an Intel Xeon, against typical durations measured on an
-        // AMD EPYC for 27 of its 29 experiments (the other two, whose cells changed, are its
-        // own, rescaled: durations.rs). The EPYC run itself replays within 20% too, but its
-        // `ecs-vs-soa` ran a third of today's cells, so it tests the estimate less.
-        let run = "xeon-full-2026-12-04";
-        let (miss, at, first) = worst_forecast(run);
-        eprintln!(
-            "{run}: first forecast x{first:.2} the real total, then within {:.1}%",
-            miss * 100.0
-        );
-        assert!(
-            miss <= 0.20,
-            "{run}: the forecast missed by {:.0}% before {at}",
-            miss * 100.0
-        );
+        // Two runs replayed against the typical durations of the docs' run (an Intel Xeon): the
+        // same code on the same host type hours earlier, and the code of the day before. The
+        // AMD EPYC's run of 2026-12-04 is not replayed: its `ecs-vs-soa` ran a third of today's
+        // cells, so the pace read after it is off by that change, not by the estimate (28% low
+        // at the next experiment).
+        for run in ["xeon-full-2026-12-05", "xeon-full-2026-12-04"] {
+            let (miss, at, first) = worst_forecast(run);
+            eprintln!(
+                "{run}: first forecast x{first:.2} the real total, then within {:.1}%",
+                miss * 100.0
+            );
+            assert!(
+                miss <= 0.20,
+                "{run}: the forecast missed by {:.0}% before {at}",
+                miss * 100.0
+            );
+        }
     }
 
     #[test]

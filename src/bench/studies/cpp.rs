@@ -367,7 +367,7 @@ fn short_reason(param: &str) -> String {
     if why.contains("SIGILL") {
         "valgrind cannot execute its instructions (SIGILL: AVX-512 on this CPU)".into()
     } else if why.contains("exit status: 2") {
-        "this tier does not run under valgrind (its CPU has no AVX-512)".into()
+        "this tier does not run under valgrind (the CPU valgrind presents has no AVX-512)".into()
     } else {
         why.split(" / ").next().unwrap_or(why).to_string()
     }
