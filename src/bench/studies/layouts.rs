@@ -9,7 +9,7 @@ use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narr
 use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::bench::studies::figures::{self as studies, js_layout_ms};
+use crate::bench::studies::figures::js_layout_ms;
 use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
 use crate::threads::Threads;
@@ -146,57 +146,6 @@ impl Experiment for Layouts {
                 .collect();
             md.push_str(&table(&header, &rows));
         }
-        md.push_str(&cpp_comparison(mine));
         md
     }
-}
-
-/// The C++ article's OOP (virtual update on heap objects) vs ECS (SoA) at 1M, 10K and 10M, next
-/// to ours: `dyn-1` vs `soa` and vs the tuned Bevy ECS, in f32 as the article used floats.
-fn cpp_comparison(mine: &[Record]) -> String {
-    let ratio = |n: u64, fast: &str| {
-        let oop = Query::metric(Metric::FrameMs)
-            .layout("dyn-1")
-            .scalar("f32")
-            .threads("1")
-            .n(n)
-            .find(mine)?;
-        let fast = Query::metric(Metric::FrameMs)
-            .layout(fast)
-            .scalar("f32")
-            .threads("1")
-            .n(n)
-            .find(mine)?;
-        Some(oop.p50 / fast.p50)
-    };
-    let mut rows = Vec::new();
-    for (n, study) in [
-        (10_000, Some(studies::CPP_SPEEDUP_10K)),
-        (1_000_000, Some(studies::CPP_OOP_MS / studies::CPP_ECS_MS)),
-        (10_000_000, Some(studies::CPP_SPEEDUP_10M)),
-    ] {
-        if let (Some(soa), Some(ecs)) = (ratio(n, "soa"), ratio(n, "ecs-contiguous")) {
-            rows.push(vec![
-                fmt_count(n),
-                format!("x{soa:.2}"),
-                format!("x{ecs:.2}"),
-                study.map_or("-".into(), |s| format!("x{s:.2}")),
-            ]);
-        }
-    }
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "\nThe C++ article's OOP-vs-ECS speedup (its OOP: virtual `update()` on `unique_ptr` objects; ours: `dyn-1`, f32, 1 thread):\n\n{}",
-        table(
-            &[
-                "entities",
-                "dyn-1 / soa",
-                "dyn-1 / ecs-contiguous",
-                "article OOP / ECS"
-            ],
-            &rows
-        )
-    )
 }
