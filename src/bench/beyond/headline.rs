@@ -34,7 +34,7 @@ pub const NAME: &str = "headline";
 /// Fresh processes per figure.
 const REPS: usize = 5;
 /// The count of the 1M ratios (the studies' largest).
-const RATIO_N: usize = 1_000_000;
+pub const RATIO_N: usize = 1_000_000;
 /// The count SoA is timed at to show it never breaks the budget.
 const BIG_N: usize = 10_000_000;
 /// Where the instructions are counted (cachegrind): in cache, so the count is the work alone.
