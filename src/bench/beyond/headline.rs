@@ -11,6 +11,7 @@
 //! The tuned and idiomatic ECS rows are the `ecs-vs-soa` experiment's, which runs its own
 //! processes with controls; run both (`--only ecs-vs-soa,headline`) for the whole table.
 
+use crate::bench::kit::HEADLINE_RATIO_N as RATIO_N;
 use crate::bench::kit::frames::frame_stats;
 use crate::bench::report::child::{instructions_record, this_binary};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
@@ -33,8 +34,6 @@ pub struct Headline;
 pub const NAME: &str = "headline";
 /// Fresh processes per figure.
 const REPS: usize = 5;
-/// The count of the 1M ratios (the studies' largest).
-pub const RATIO_N: usize = 1_000_000;
 /// The count SoA is timed at to show it never breaks the budget.
 const BIG_N: usize = 10_000_000;
 /// Where the instructions are counted (cachegrind): in cache, so the count is the work alone.

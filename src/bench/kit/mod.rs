@@ -7,3 +7,7 @@ pub mod ecs_ops;
 pub mod frames;
 pub mod placement;
 pub mod seeded;
+
+/// The count the headline's ratios are measured at (the studies' largest). An experiment that
+/// reaches it defers to the headline there, so that the docs give each ratio once.
+pub const HEADLINE_RATIO_N: usize = 1_000_000;

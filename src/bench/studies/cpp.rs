@@ -508,7 +508,7 @@ impl Experiment for Cpp {
                 // at 1M the headline's, so that the docs give that ratio once.
                 let dyn1 = per_process(mine, "dyn-1", n, flags);
                 let oop = match flags {
-                    Flags::Baseline if n == crate::bench::beyond::headline::RATIO_N as u64 => {
+                    Flags::Baseline if n == crate::bench::kit::HEADLINE_RATIO_N as u64 => {
                         "the headline's".into()
                     }
                     Flags::Baseline => ratio(&dyn1, &r_soa),
