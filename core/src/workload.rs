@@ -460,17 +460,47 @@ pub fn clamp_speed<S: Scalar>(v: S, max: S) -> S {
 /// seeker's own velocity, and reads no velocity: every seeker can run at once, in any order.
 #[inline(always)]
 pub fn seek_one<S: Scalar>(x: S, y: S, vx: S, vy: S, tx: S, ty: S, dt: S) -> (S, S) {
-    let (w, h) = (S::from_f64(WORLD_WIDTH), S::from_f64(WORLD_HEIGHT));
-    let (half_w, half_h) = (
-        S::from_f64(WORLD_WIDTH / 2.0),
-        S::from_f64(WORLD_HEIGHT / 2.0),
-    );
-    let pull = S::from_f64(SEEK_GAIN) * dt;
-    let max = S::from_f64(MAX_SEEK_SPEED);
+    let [w, h, half_w, half_h, pull, max] = seek_constants(dt);
     (
         clamp_speed(vx + shortest(tx - x, w, half_w) * pull, max),
         clamp_speed(vy + shortest(ty - y, h, half_h) * pull, max),
     )
+}
+
+/// [`seek_one`] as the tuned seek runs it: the same values, picked by selects instead of
+/// branches. Whether a target lies across the world's wrap, or a pull takes a velocity past the
+/// limit, depends on where two entities stand; where the predictor guesses wrong, the work
+/// behind the branch starts over, the loads of the gather with it. It picks among the same
+/// candidates and computes no new value: bit-identical to [`seek_one`].
+#[inline(always)]
+pub fn seek_one_unpredictable<S: Scalar>(x: S, y: S, vx: S, vy: S, tx: S, ty: S, dt: S) -> (S, S) {
+    use std::hint::select_unpredictable as pick;
+    let [w, h, half_w, half_h, pull, max] = seek_constants(dt);
+    let shortest = |d: S, extent: S, half: S| {
+        pick(
+            d > half,
+            d - extent,
+            pick(d < S::ZERO - half, d + extent, d),
+        )
+    };
+    let clamp = |v: S| pick(v > max, max, pick(v < S::ZERO - max, S::ZERO - max, v));
+    (
+        clamp(vx + shortest(tx - x, w, half_w) * pull),
+        clamp(vy + shortest(ty - y, h, half_h) * pull),
+    )
+}
+
+/// The world's extents, their halves, the pull over `dt` and the speed limit, in `S`.
+#[inline(always)]
+fn seek_constants<S: Scalar>(dt: S) -> [S; 6] {
+    [
+        S::from_f64(WORLD_WIDTH),
+        S::from_f64(WORLD_HEIGHT),
+        S::from_f64(WORLD_WIDTH / 2.0),
+        S::from_f64(WORLD_HEIGHT / 2.0),
+        S::from_f64(SEEK_GAIN) * dt,
+        S::from_f64(MAX_SEEK_SPEED),
+    ]
 }
 
 /// The renderer's 4-byte point: x in [`POINT_X_BITS`] bits and y in [`POINT_Y_BITS`] bits,
@@ -601,6 +631,38 @@ pub fn mix(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tuned seek's branchless arithmetic picks exactly what the branches do: on both sides
+    /// of every wrap and limit, at the edges themselves, at signed zeros, and over random pairs.
+    #[test]
+    fn the_branchless_seek_is_bit_identical_to_the_branching_one() {
+        fn check<S: Scalar>(values: &[f64], dts: &[f64]) -> usize {
+            let mut compared = 0;
+            for &a in values {
+                for &b in values {
+                    for &step in dts {
+                        let [x, tx, v, dt] = [a, b, a - b, step].map(S::from_f64);
+                        let want = seek_one(x, x, v, v, tx, tx, dt);
+                        let got = seek_one_unpredictable(x, x, v, v, tx, tx, dt);
+                        let bits = |(a, b): (S, S)| (a.to_bits_u64(), b.to_bits_u64());
+                        assert_eq!(bits(got), bits(want), "{} x {a} to {b}, dt {step}", S::NAME);
+                        compared += 1;
+                    }
+                }
+            }
+            compared
+        }
+        let (w, h, m) = (WORLD_WIDTH, WORLD_HEIGHT, MAX_SEEK_SPEED);
+        let mut values = vec![0.0, -0.0, w, h, w / 2.0, h / 2.0, m, -m, 2.0 * m, -2.0 * m];
+        for edge in [w / 2.0, h / 2.0, m, -m] {
+            values.extend([edge.next_up(), edge.next_down()]);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        values.extend((0..60).map(|_| rng.random_range(-w..w)));
+        let dts = [0.0, 1.0 / 60.0, 0.5, 40.0];
+        assert!(check::<f32>(&values, &dts) > 10_000);
+        assert!(check::<f64>(&values, &dts) > 10_000);
+    }
 
     #[test]
     fn spawn_is_a_pure_function_of_seed_and_id() {

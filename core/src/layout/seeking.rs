@@ -10,13 +10,14 @@
 //! - [`SeekKernel::Tuned`]: the seek a programmer writes once the idiomatic one is the frame's
 //!   cost. Every handle is resolved to a dense index once ([`ResolvedTargets`]), and again only
 //!   after a structural change; the gather ([`seek_resolved_columns`]) then prefetches a few
-//!   seekers ahead, so that the misses overlap instead of queueing. Same arithmetic, same
-//!   results; what it saves is the slot lookup per seeker and the wait for each miss.
+//!   seekers ahead, so that the misses overlap instead of queueing, and picks its wrap and clamp
+//!   without branches ([`seek_one_unpredictable`]). Same arithmetic, same results; what it saves
+//!   is the slot lookup per seeker, the wait for each miss and the mispredicted branches.
 
 use crate::layout::components::{Position, Storage, Velocity};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::seek_one;
+use crate::workload::{seek_one, seek_one_unpredictable};
 
 /// Computes every entity's velocity after seeking into `out` (`out.len()` entities):
 /// `own(i)` is entity `i`'s `[x, y, vx, vy]`, `target(i)` the dense index its handle resolves to,
@@ -54,7 +55,8 @@ pub enum SeekKernel {
     Idiomatic,
     /// The handles resolved to dense indices once, and again only after the population or a
     /// target changed ([`ResolvedTargets`]); the gather then prefetches the targets' positions
-    /// [`PREFETCH_AHEAD`] seekers ahead, so that several misses are in flight at once.
+    /// [`PREFETCH_AHEAD`] seekers ahead, so that several misses are in flight at once; the
+    /// arithmetic picks its cases by selects ([`seek_one_unpredictable`]), not branches.
     Tuned,
 }
 
@@ -230,7 +232,8 @@ pub fn for_each_resolved(
 
 /// The tuned seek over columns (`soa`'s): `targets` resolved to dense indices, `x`/`y` every
 /// entity's position, `vx`/`vy` its velocity. The same arithmetic as every other seek
-/// ([`seek_one`]), in the same order per seeker: bit-identical results.
+/// ([`seek_one_unpredictable`] picks what [`seek_one`] does), in the same order per seeker:
+/// bit-identical results.
 pub fn seek_resolved_columns<S: Scalar>(
     threads: Threads,
     targets: &[u32],
@@ -251,14 +254,14 @@ pub fn seek_resolved_columns<S: Scalar>(
         };
         for_each_resolved(mine, prefetch_at, |k, t| {
             let i = first + k;
-            (vx[k], vy[k]) = seek_one(x[i], y[i], vx[k], vy[k], x[t], y[t], dt);
+            (vx[k], vy[k]) = seek_one_unpredictable(x[i], y[i], vx[k], vy[k], x[t], y[t], dt);
         });
     });
 }
 
 /// The tuned seek over an ECS table's rows: `targets` resolved to rows, `positions` and
 /// `velocities` the table's two columns (Bevy's and hecs' tuned layouts hand them out as
-/// slices). The same arithmetic as every other seek ([`seek_one`]).
+/// slices). The same arithmetic as every other seek ([`seek_one_unpredictable`]).
 pub fn seek_resolved_rows<S: Scalar, K: Storage>(
     threads: Threads,
     targets: &[u32],
@@ -278,7 +281,7 @@ pub fn seek_resolved_rows<S: Scalar, K: Storage>(
                 |t| prefetch(&positions[t]),
                 |k, t| {
                     let (p, v, to) = (&positions[first + k], &mut velocities[k], &positions[t]);
-                    (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, to.x, to.y, dt);
+                    (v.x, v.y) = seek_one_unpredictable(p.x, p.y, v.x, v.y, to.x, to.y, dt);
                 },
             );
         },

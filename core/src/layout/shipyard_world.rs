@@ -45,7 +45,9 @@ use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
 use crate::simd::{self, Kernel, SimdTier};
 use crate::threads::Threads;
-use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one, seek_one};
+use crate::workload::{
+    EntityState, PointSink, move_one, point_bytes, regen_one, seek_one, seek_one_unpredictable,
+};
 
 type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
@@ -528,7 +530,8 @@ impl<S: Scalar> ShipyardLayout<S> {
                     let t = resolved[k];
                     if t != NO_TARGET {
                         let (p, target) = (&own[k], &own[t as usize]);
-                        (v.x, v.y) = seek_one(p.x, p.y, v.x, v.y, target.x, target.y, dt);
+                        (v.x, v.y) =
+                            seek_one_unpredictable(p.x, p.y, v.x, v.y, target.x, target.y, dt);
                     }
                 }
             },
