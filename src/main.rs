@@ -96,9 +96,9 @@ struct AppArgs {
     #[arg(long)]
     seek: bool,
     /// The seek system's kernel: idiomatic (each seeker reads its target through its handle)
-    /// or tuned (handles resolved to dense indices once, targets prefetched ahead; soa and the
-    /// tuned ECS layouts have it, the others run their idiomatic seek). `K` or the panel
-    /// switch it live.
+    /// or tuned (handles resolved to dense indices once, targets prefetched ahead, no branches;
+    /// soa and the tuned ECS layouts have it, the others run their idiomatic seek). `K` or the
+    /// panel switch it live.
     #[arg(long, default_value = "idiomatic")]
     seek_kernel: SeekKernel,
     /// The storage order to open in: id (as entities are born) or group (each seeker beside

@@ -8,7 +8,7 @@
 //! simd best           # the kernels' widest SIMD tier this CPU has; `simd baseline`
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
-//! seek tuned          # seek through handles resolved once, prefetched ahead; `seek idiomatic`
+//! seek tuned          # handles resolved once, prefetched, no branches; `seek idiomatic`
 //! order group         # rebuild the storage with each seeker beside its target; `order id`
 //! resort 50           # sort by group again once churn strays 50% of the targets; `resort off`
 //! wait 120            # frames

@@ -384,7 +384,7 @@ fn seek_kernel_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     let asked = swarm.seek_kernel();
     ui.horizontal(|ui| {
         ui.label("seek kernel").on_hover_text(format!(
-            "idiomatic: each seeker reads its target through its handle, as a user of the storage writes it; tuned: every handle resolved to a dense index once (again after a spawn or removal), and the targets prefetched {PREFETCH_AHEAD} seekers ahead. The same results either way (K)"
+            "idiomatic: each seeker reads its target through its handle, as a user of the storage writes it; tuned: every handle resolved to a dense index once (again after a spawn or removal), the targets prefetched {PREFETCH_AHEAD} seekers ahead, and the arithmetic without branches. The same results either way (K)"
         ));
         let mut kernel = asked;
         ui.radio_value(&mut kernel, SeekKernel::Idiomatic, "idiomatic");

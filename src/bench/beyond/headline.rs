@@ -580,7 +580,7 @@ fn seek_rows(all: &[Record]) -> Vec<Vec<String>> {
         ("sorted and tuned", gain(soa_seek("group", "tuned"))),
     ];
     rows.push(row(
-        "`soa`'s seek sorted by who reads whom, tuned (handles resolved once, prefetched), and both, over its seek in id order, 1M, one thread (f32)",
+        "`soa`'s seek sorted by who reads whom, tuned (handles resolved once, prefetched, no branches), and both, over its seek in id order, 1M, one thread (f32)",
         if id.is_empty() {
             needs(order)
         } else {
