@@ -183,11 +183,6 @@ fn move_interleaved_one_cursor<S: Scalar, P: Pair<S>, V: Pair<S>>(
 /// Cursors [`move_interleaved`] walks the columns with, each over its own share.
 const CURSORS: usize = 4;
 
-/// Below this many entities the columns sit in the caches, where streams cost nothing and one
-/// cursor's simpler loop is cheaper (0.80 against 0.88 ns per entity for a first four-cursor
-/// loop at 10k entities, 128-bit, Intel host, `bench --worker simd --cell "n=10000;rep=1"`).
-const CURSORS_FROM: usize = 1 << 16;
-
 /// `move` over the interleaved columns at SoA speed: [`CURSORS`] cursors, each walking its own
 /// share of the entities in step with the others, so that as many bytes are in flight from
 /// memory as in SoA's move. With one cursor (two streams, 8 bytes per entity each, against
@@ -195,15 +190,15 @@ const CURSORS_FROM: usize = 1 << 16;
 /// SoA at 10M entities on an Intel Xeon at 128-bit width, the move alone carrying the gap, while
 /// the ECS with one component per coordinate ran at SoA speed (`bench --only ecs-vs-soa`, the
 /// one-cursor control). Each entity's arithmetic is unchanged, so results are bit-identical.
+/// In the caches too: below 65,536 entities, where one cursor used to run, four ran x0.90 its
+/// time on the baseline tier and x0.24-0.32 on AVX-512 (the one-cursor loop ran slower on the
+/// wider tiers than on the baseline; `docs/runs/simd-cursors`).
 #[inline(always)]
 fn move_interleaved<S: Scalar, P: Pair<S>, V: Pair<S>>(
     positions: &mut [P],
     velocities: &[V],
     dt: S,
 ) {
-    if positions.len() < CURSORS_FROM {
-        return move_interleaved_one_cursor(positions, velocities, dt);
-    }
     let extent = interleaved_extent();
     let share = positions.len().min(velocities.len()) / (CURSORS * LANES) * LANES;
     let (mut rest_p, mut rest_v) = (positions, velocities);
