@@ -131,9 +131,9 @@ fn gathered_points_match_the_states_in_every_layout() {
     }
 }
 
-/// The tuned ECS walks big tables with four cursors, each over an equal share, and hands what
-/// the shares leave (fewer than four blocks and a remainder) to one cursor: at and around the
-/// count where that starts, and with every kind of leftover, it ends where SoA does.
+/// The tuned ECS walks its tables with four cursors, each over an equal share, and hands what
+/// the shares leave (fewer than four blocks and a remainder) to one cursor: from counts too few
+/// for a share (all leftover) up, and with every kind of leftover, it ends where SoA does.
 #[test]
 fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
     fn agree<S: AllLayouts>(n: usize) {
@@ -148,6 +148,12 @@ fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
     }
     let from = 1 << 16;
     for n in [
+        1,
+        7,
+        31,
+        32,
+        33,
+        1_000,
         from - 1,
         from,
         from + 1,
