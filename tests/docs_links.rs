@@ -347,11 +347,17 @@ fn no_page_comment_or_message_names_a_tracker_number_or_how_a_machine_was_obtain
 const STUDIES: [(&str, &[&str]); 2] = [
     (
         "At how many entities does an ECS start paying off?",
-        &["js study", "javascript study", "the study's", "the study "],
+        &[
+            "js study",
+            "javascript study",
+            "the study's",
+            "the study ",
+            "the studies",
+        ],
     ),
     (
         "C++ — Data-Oriented Design (ECS & SoA)",
-        &["c++ article", "the article"],
+        &["c++ article", "the article", "the studies"],
     ),
 ];
 
@@ -402,4 +408,11 @@ fn a_study_shortened_before_its_title_is_caught() {
         unnamed_mention("# Page\nThe article's x5.67.\n", title, short),
         Some(1)
     );
+    // Both at once, before either is named.
+    for (title, short) in STUDIES {
+        assert_eq!(
+            unnamed_mention("# Page\nThe studies' pattern.\n", title, short),
+            Some(1)
+        );
+    }
 }
