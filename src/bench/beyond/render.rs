@@ -15,6 +15,7 @@
 
 use std::process::Command;
 
+use crate::bench::beyond::gpu;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::table;
 use crate::bench::report::metric::Metric;
@@ -174,7 +175,9 @@ impl Experiment for Render {
                 Some(limit) if n <= limit.max_entities => {}
                 Some(limit) => {
                     eprintln!("render: gpu at {n} skipped: {}", limit.limit);
-                    return Ok(Vec::new());
+                    // The page says why from this record, never from the adapter of the
+                    // machine that writes the page.
+                    return Ok(gpu::adapter_record(NAME, n).into_iter().collect());
                 }
                 None => {
                     eprintln!("render: gpu at {n} skipped: no adapter runs the gpu layout here");
@@ -261,7 +264,7 @@ impl Experiment for Render {
         Ok(out)
     }
 
-    fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
         if let Some(skipped) = mine.iter().find(|r| r.metric == Metric::Unavailable) {
             return format!("Skipped: {}.\n", skipped.param);
         }
@@ -355,10 +358,7 @@ impl Experiment for Render {
             goals.push_str(&format!(
                 "- gpu layout, 100M, 1920x1080, compute: ≥ 60 fps (frame ≤ 16.67 ms; a real GPU's goal): {}\n",
                 if gpu.is_empty() {
-                    capacity_limit(LayoutKind::Gpu).map_or(
-                        "not measured: no adapter runs the gpu layout here".to_string(),
-                        |l| format!("not measured: the adapter holds {} entities ({})", l.max_entities, l.limit),
-                    )
+                    gpu_not_measured(mine, all)
                 } else {
                     spread(&gpu, |ms| ms <= 1e3 / 60.0)
                 }
@@ -397,6 +397,25 @@ impl Experiment for Render {
     }
 }
 
+/// Why the run has no frame of the gpu layout, from the run's own records: the adapter that this
+/// experiment found too small (its record), else the one the gpu experiment ran on. Never the
+/// adapter of the machine that writes the page, which may have none, or another.
+fn gpu_not_measured(mine: &[Record], all: &[Record]) -> String {
+    let adapter = |records: &[Record]| {
+        records
+            .iter()
+            .find(|r| r.metric == Metric::Adapter && r.layout == LayoutKind::Gpu)
+            .map(|r| r.param.clone())
+    };
+    match (adapter(mine), adapter(all)) {
+        (Some(a), _) => format!("not measured, more entities than the adapter holds. {a}"),
+        (None, Some(a)) => {
+            format!("not measured; the gpu experiment's record of the run's adapter: {a}")
+        }
+        (None, None) => "not measured: the run found no adapter for the gpu layout".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,5 +451,29 @@ mod tests {
         assert_eq!(text.matches("renderer quads").count(), 3);
         assert_eq!(text.matches("renderer compute").count(), 3);
         assert!(crate::script::parse(&text).is_ok());
+    }
+
+    #[test]
+    fn why_the_gpu_layout_was_not_drawn_comes_from_the_records() {
+        let adapter = |experiment: &str, text: &str| {
+            Record::new(experiment, "gpu", "f32", GPU_COUNT)
+                .param(text)
+                .value(Metric::Adapter, "adapters", 1.0)
+        };
+        let too_small = adapter(
+            NAME,
+            "Adapter: small. Largest population on this adapter: 7.",
+        );
+        let ran_on = adapter("gpu", "Adapter: other.");
+        let frame = Record::new(NAME, "soa", "f32", 1_000_000).value(Metric::FrameMs, "ms", 9.0);
+        let said = gpu_not_measured(std::slice::from_ref(&too_small), &[ran_on.clone()]);
+        assert!(
+            said.contains("more entities than") && said.contains("population on this adapter: 7"),
+            "{said}"
+        );
+        let said = gpu_not_measured(std::slice::from_ref(&frame), &[frame.clone(), ran_on]);
+        assert!(said.contains("Adapter: other."), "{said}");
+        let said = gpu_not_measured(&[], std::slice::from_ref(&frame));
+        assert!(said.contains("found no adapter"), "{said}");
     }
 }
