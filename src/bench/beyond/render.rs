@@ -466,7 +466,10 @@ mod tests {
         );
         let ran_on = adapter("gpu", "Adapter: other.");
         let frame = Record::new(NAME, "soa", "f32", 1_000_000).value(Metric::FrameMs, "ms", 9.0);
-        let said = gpu_not_measured(std::slice::from_ref(&too_small), &[ran_on.clone()]);
+        let said = gpu_not_measured(
+            std::slice::from_ref(&too_small),
+            std::slice::from_ref(&ran_on),
+        );
         assert!(
             said.contains("more entities than") && said.contains("population on this adapter: 7"),
             "{said}"
