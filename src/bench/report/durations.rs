@@ -14,7 +14,6 @@ pub struct Typical {
     pub source: &'static str,
 }
 
-const EPYC: &str = "AMD EPYC, 2 cores";
 const XEON: &str = "Intel Xeon, 2 cores";
 
 /// The full run the docs are generated from: every experiment's cells (child processes
@@ -57,49 +56,43 @@ const FULL: &[(&str, f64, &str, &str)] = &[
     ("render", 67.1, XEON, FULL_RUN),
 ];
 
-/// `bench --quick` measured each of its experiments in one run (each cell's seconds summed from
-/// its `cells.jsonl`; 286 s in all, the crossing search found no bracket at quick counts).
-const QUICK_RUN: &str = "bench --quick, 2026-12-02";
+/// `bench --quick` on the final code: each experiment's cells (child processes included) summed
+/// from the run's `cells.jsonl` (106 s in all; `wall_s` 107 s end to end). The crossing search
+/// finds no bracket at the quick counts.
+const QUICK_RUN: &str = "docs/runs/quick-2026-12-05";
 
 /// The same for `--quick` runs.
 const QUICK: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 2.1, EPYC, QUICK_RUN),
-    ("spawn", 1.9, EPYC, QUICK_RUN),
+    ("layouts", 1.3, XEON, QUICK_RUN),
+    ("spawn", 1.1, XEON, QUICK_RUN),
     // No bracket at the quick counts, so no cell: nothing to wait for.
-    ("crossings", 0.0, EPYC, QUICK_RUN),
-    ("ecs-vs-soa", 1.0, EPYC, QUICK_RUN),
-    ("headline", 20.9, EPYC, QUICK_RUN),
-    ("width", 0.4, EPYC, QUICK_RUN),
-    ("random-access", 2.6, EPYC, QUICK_RUN),
-    ("seek", 57.7, EPYC, QUICK_RUN),
-    ("churn", 0.4, EPYC, QUICK_RUN),
-    ("filtered", 0.7, EPYC, QUICK_RUN),
-    ("fragmentation", 1.2, EPYC, QUICK_RUN),
-    ("dispatch", 0.4, EPYC, QUICK_RUN),
-    ("js", 10.0, EPYC, QUICK_RUN),
-    ("cpp", 22.9, EPYC, QUICK_RUN),
-    ("peers", 47.0, EPYC, QUICK_RUN),
-    ("threads", 1.6, EPYC, QUICK_RUN),
-    ("simd", 25.7, EPYC, QUICK_RUN),
-    ("gather", 0.9, EPYC, QUICK_RUN),
-    ("migration", 0.3, EPYC, QUICK_RUN),
-    ("switch", 3.9, EPYC, QUICK_RUN),
-    ("grow", 1.2, EPYC, QUICK_RUN),
-    ("memory", 1.0, EPYC, QUICK_RUN),
-    ("shrink", 13.3, EPYC, QUICK_RUN),
-    ("bandwidth", 0.2, EPYC, QUICK_RUN),
-    // 23.0 s on the Intel Xeon host with the counted runs side by side (`bench --quick --only
-    // counters`, 2026-12-04), x1.375 to the EPYC's scale.
-    (
-        "counters",
-        31.6,
-        EPYC,
-        "bench --quick --only counters, 2026-12-04, Intel Xeon x1.375",
-    ),
-    ("gpu", 1.0, EPYC, QUICK_RUN),
-    ("upload", 2.0, EPYC, QUICK_RUN),
-    ("render", 4.6, EPYC, QUICK_RUN),
-    ("order", 1.3, EPYC, "bench --quick --only order, 2026-12-03"),
+    ("crossings", 0.0, XEON, QUICK_RUN),
+    ("ecs-vs-soa", 0.5, XEON, QUICK_RUN),
+    ("headline", 7.9, XEON, QUICK_RUN),
+    ("width", 0.4, XEON, QUICK_RUN),
+    ("random-access", 1.9, XEON, QUICK_RUN),
+    ("seek", 23.4, XEON, QUICK_RUN),
+    ("order", 1.5, XEON, QUICK_RUN),
+    ("churn", 0.2, XEON, QUICK_RUN),
+    ("filtered", 0.4, XEON, QUICK_RUN),
+    ("fragmentation", 0.6, XEON, QUICK_RUN),
+    ("dispatch", 0.3, XEON, QUICK_RUN),
+    ("js", 6.6, XEON, QUICK_RUN),
+    ("cpp", 8.8, XEON, QUICK_RUN),
+    ("counters", 21.2, XEON, QUICK_RUN),
+    ("peers", 3.1, XEON, QUICK_RUN),
+    ("threads", 0.8, XEON, QUICK_RUN),
+    ("simd", 9.5, XEON, QUICK_RUN),
+    ("gather", 0.5, XEON, QUICK_RUN),
+    ("migration", 0.2, XEON, QUICK_RUN),
+    ("switch", 2.3, XEON, QUICK_RUN),
+    ("grow", 0.8, XEON, QUICK_RUN),
+    ("memory", 0.7, XEON, QUICK_RUN),
+    ("shrink", 6.7, XEON, QUICK_RUN),
+    ("bandwidth", 0.2, XEON, QUICK_RUN),
+    ("gpu", 0.7, XEON, QUICK_RUN),
+    ("upload", 1.3, XEON, QUICK_RUN),
+    ("render", 3.3, XEON, QUICK_RUN),
 ];
 
 /// The typical duration of experiment `name`, full or `--quick`; `None` where none was measured.
@@ -125,9 +118,37 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    /// The entries that name the full run are its `cells.jsonl` summed per experiment (to the
-    /// tenth printed), and that run is the newest, the one `bench docs` generates from: a new
-    /// full run cannot become the docs' source while the forecast starts from the old one.
+    /// Each experiment's cells in `run`'s `cells.jsonl`, their seconds summed.
+    fn summed(run: &std::path::Path) -> HashMap<String, f64> {
+        let text = std::fs::read_to_string(run.join("cells.jsonl")).unwrap();
+        let mut sums: HashMap<String, f64> = HashMap::new();
+        for line in text.lines() {
+            let cell: serde_json::Value = serde_json::from_str(line).unwrap();
+            let name = cell["experiment"].as_str().unwrap().to_string();
+            *sums.entry(name).or_default() += cell["seconds"].as_f64().unwrap();
+        }
+        sums
+    }
+
+    /// Every entry of `table` that names `run` is that run's cells summed (to the tenth
+    /// printed); an experiment without cells there must be 0.
+    fn entries_match(table: &[(&str, f64, &str, &str)], run: &str) -> usize {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let sums = summed(&root.join(run));
+        let from_run: Vec<_> = table.iter().filter(|e| e.3 == run).collect();
+        for &&(name, seconds, ..) in &from_run {
+            let summed = sums.get(name).copied().unwrap_or(0.0);
+            assert!(
+                (summed - seconds).abs() <= 0.051,
+                "{name}: {seconds} s here, {summed:.1} s in {run}/cells.jsonl"
+            );
+        }
+        from_run.len()
+    }
+
+    /// The entries that name the full run are its `cells.jsonl` summed per experiment, and that
+    /// run is the newest, the one `bench docs` generates from: a new full run cannot become the
+    /// docs' source while the forecast starts from the old one.
     #[test]
     fn the_full_runs_entries_are_its_cells_summed() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -137,25 +158,15 @@ mod tests {
             root.join(FULL_RUN),
             "the run `bench docs` generates from"
         );
-        let path = root.join(FULL_RUN).join("cells.jsonl");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut sums: HashMap<String, f64> = HashMap::new();
-        for line in text.lines() {
-            let cell: serde_json::Value = serde_json::from_str(line).unwrap();
-            let name = cell["experiment"].as_str().unwrap().to_string();
-            *sums.entry(name).or_default() += cell["seconds"].as_f64().unwrap();
-        }
-        let from_run: Vec<_> = FULL.iter().filter(|e| e.3 == FULL_RUN).collect();
-        assert!(from_run.len() > 20, "most experiments are the run's own");
-        for &&(name, seconds, ..) in &from_run {
-            let summed = sums.get(name).copied().unwrap_or_else(|| {
-                panic!("{name}: no cells in {}", path.display());
-            });
-            assert!(
-                (summed - seconds).abs() <= 0.051,
-                "{name}: {seconds} s here, {summed:.1} s in {}",
-                path.display()
-            );
-        }
+        assert!(
+            entries_match(FULL, FULL_RUN) > 20,
+            "most experiments are the run's own"
+        );
+    }
+
+    /// The same for `--quick`: every experiment's entry is the quick run's own.
+    #[test]
+    fn the_quick_runs_entries_are_its_cells_summed() {
+        assert_eq!(entries_match(QUICK, QUICK_RUN), QUICK.len());
     }
 }
