@@ -146,7 +146,9 @@ fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
         }
         assert_eq!(ecs.checksum(), soa.checksum(), "n={n}");
     }
-    let from = 1 << 16;
+    // A power of two (the count the one-cursor loop used to stop at), and its neighbours:
+    // every kind of leftover block and remainder around a large count.
+    let base = 1 << 16;
     for n in [
         1,
         7,
@@ -154,14 +156,14 @@ fn the_tuned_ecs_four_cursor_move_matches_soa_at_every_leftover() {
         32,
         33,
         1_000,
-        from - 1,
-        from,
-        from + 1,
-        from + 7,
-        from + 8,
-        from + 31,
-        from + 33,
-        3 * from + 29,
+        base - 1,
+        base,
+        base + 1,
+        base + 7,
+        base + 8,
+        base + 31,
+        base + 33,
+        3 * base + 29,
     ] {
         agree::<f32>(n);
         agree::<f64>(n);
