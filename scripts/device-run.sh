@@ -4,7 +4,8 @@
 # Prepared here by scripts/device-pack.sh. Each step has its own time limit, the most wanted first:
 # verify --gpu after 1 frame, the same against a CPU that fuses `a + b*c` (is FMA the whole
 # difference, and at which sites?), bench --only gpu (1M, 10M, 100M), the app's matrix at 1M and 10M
-# (every switch landed before its frames: `wait done`), seek in soa and gpu, the gpu layout
+# (every switch landed before its frames: `wait done`), seek in soa and gpu, soa's seek at 1M
+# idiomatic, tuned, and sorted and tuned (on 1 and all threads), the gpu layout
 # started at 100M, the quads at 10M, the switch and sort tours at 1M (1280x720, the targets'
 # size), then the bench experiments that a GPU or 16 cores answer differently. The run of
 # 2026-12-04 (docs/runs/device-h200-2026-12-04) took the steps up to the quads, in 179 s.
@@ -49,6 +50,15 @@ grep -E "switched|grew|instead|cancel" "$OUT/app/app.log"
 step "seek on: soa and gpu"
 BIN=$bin OUT_DIR="$OUT/seek" FRAMES=20 COUNTS="1000000 10000000" LAYOUTS="soa gpu" THREADS=all \
     RENDERERS=compute SEEK=1 timeout 40 scripts/measure-app.sh
+step "seek at 1M in soa: idiomatic in id order, tuned, then sorted by group and tuned (goal: under 16.67 ms)"
+for threads in 1 all; do
+    for answer in "" "--seek-kernel tuned" "--seek-kernel tuned --order group"; do
+        echo "-- --threads $threads --seek $answer"
+        # shellcheck disable=SC2086 # each answer is its options, split on purpose
+        timeout 30 "$bin" --headless --size 1920x1080 --threads "$threads" --count 1000000 \
+            --layout soa --renderer compute --frames 120 --seek $answer 2>&1 | grep -E "^  soa|^final"
+    done
+done
 step "gpu layout started at 100M, compute renderer (goal: 60 fps or better at 1920x1080)"
 app 40 --count 100000000 --layout gpu --renderer compute --frames 40
 step "gpu layout at 10M, quads"
