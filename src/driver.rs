@@ -97,6 +97,9 @@ pub struct Driver<S: AllLayouts = f32> {
     resort: Option<ResortAbove>,
     /// Frames until the next look at how far the targets strayed.
     resort_countdown: u32,
+    /// Whether a frame's growing and switching are followed by the time this thread waited for
+    /// a core meanwhile ([`crate::core_wait`]; the app's log lines).
+    core_waits: bool,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -131,6 +134,7 @@ impl<S: AllLayouts> Driver<S> {
             resort: None,
             resort_countdown: 0,
             searches: Searches::default(),
+            core_waits: false,
         })
     }
 
@@ -250,6 +254,13 @@ impl<S: AllLayouts> Driver<S> {
 
     pub fn paused(&self) -> bool {
         self.paused
+    }
+
+    /// Follows each frame's growing and switching with the time this thread waited for a core
+    /// meanwhile ([`FrameReport::grow_waited`], [`FrameReport::switch_waited`]): the app does,
+    /// for its log lines. Off elsewhere, so that nothing is read that nothing reports.
+    pub fn follow_core_waits(&mut self, on: bool) {
+        self.core_waits = on;
     }
 
     /// The most entities `kind` takes in this driver: the layout's app maximum, or the ceiling

@@ -39,6 +39,7 @@ pub mod bandwidth;
 pub mod bench;
 pub mod catalog;
 pub mod commands;
+pub mod core_wait;
 pub mod counters;
 pub mod driver;
 #[cfg(feature = "gpu")]

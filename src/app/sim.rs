@@ -62,7 +62,8 @@ pub struct Notice {
 }
 
 /// A switch or a growth under way, timed from the request to the frame it ends: its frames,
-/// its copying in all and its worst frame, with the share that frame was allowed.
+/// its copying in all and its worst frame, with the share that frame was allowed, and of both
+/// the time the app's thread waited for a core ([`crate::core_wait`]), where it is known.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkClock {
     started: Instant,
@@ -70,6 +71,9 @@ pub struct WorkClock {
     total_ms: f32,
     worst_ms: f32,
     worst_share_ms: f32,
+    /// NaN once a frame's waiting was not known: no figure rather than part of one.
+    waited_ms: f32,
+    worst_waited_ms: f32,
 }
 
 impl WorkClock {
@@ -80,30 +84,43 @@ impl WorkClock {
             total_ms: 0.0,
             worst_ms: 0.0,
             worst_share_ms: 0.0,
+            waited_ms: 0.0,
+            worst_waited_ms: 0.0,
         }
     }
 
-    /// Counts a frame that did `ms` of the work within a share of `share_ms`.
-    fn add(&mut self, ms: f32, share_ms: f32) {
+    /// Counts a frame that did `ms` of the work within a share of `share_ms`, waiting for a
+    /// core for `waited_ms` of it (NaN: not known).
+    fn add(&mut self, ms: f32, share_ms: f32, waited_ms: f32) {
         self.frames += 1;
         self.total_ms += ms;
+        self.waited_ms += waited_ms;
         if ms > self.worst_ms {
             self.worst_ms = ms;
             self.worst_share_ms = share_ms;
+            self.worst_waited_ms = waited_ms;
         }
     }
 
     /// `F frame(s), T ms after the request; VERB took C ms, at most W ms in one frame (its
-    /// share S ms)`: the end of the log line of a switch and of a growth.
+    /// share S ms)`: the end of the log line of a switch and of a growth; then, where it is
+    /// known, `; waiting for a core: A ms of it, B ms in that frame`.
     fn summary(&self, verb: &str) -> String {
-        format!(
+        let mut text = format!(
             "{} frame(s), {:.0} ms after the request; {verb} took {:.0} ms, at most {:.1} ms in one frame (its share {:.1} ms)",
             self.frames,
             self.started.elapsed().as_secs_f64() * 1e3,
             self.total_ms,
             self.worst_ms,
             self.worst_share_ms,
-        )
+        );
+        if self.frames > 0 && !self.waited_ms.is_nan() {
+            text += &format!(
+                "; waiting for a core: {:.0} ms of it, {:.1} ms in that frame",
+                self.waited_ms, self.worst_waited_ms
+            );
+        }
+        text
     }
 }
 
@@ -145,6 +162,9 @@ pub struct Sim {
     pub grow_clock: Option<(usize, WorkClock)>,
     /// This frame's spawning toward the count, ms.
     pub grow_ms: f32,
+    /// Of `grow_ms` and `switch_ms`, the time waited for a core (NaN: not known).
+    pub grow_waited_ms: f32,
+    pub switch_waited_ms: f32,
     /// Set while the start-up population is being filled (no frame is timed until it is).
     pub load_clock: Option<LoadClock>,
     /// This frame filled the start-up population instead of simulating.
@@ -162,7 +182,8 @@ pub struct Sim {
 impl Sim {
     /// The app's simulation; a driver that is loading ([`Driver::begin_loading`]) fills its
     /// population before the first timed frame.
-    pub fn new(driver: Driver) -> Self {
+    pub fn new(mut driver: Driver) -> Self {
+        driver.follow_core_waits(true);
         let now = Instant::now();
         let load_clock = driver.loading().then_some(LoadClock {
             started: now,
@@ -185,6 +206,8 @@ impl Sim {
             spread: None,
             grow_clock: None,
             grow_ms: 0.0,
+            grow_waited_ms: f32::NAN,
+            switch_waited_ms: f32::NAN,
             load_clock,
             loading_frame: false,
             scoreboard_stale: true,
@@ -338,7 +361,7 @@ impl Sim {
                 // A sort that waited for a switch (or a request this clock missed) began.
                 let mut clock = WorkClock::start();
                 if copied > 0 {
-                    clock.add(self.switch_ms, self.share_ms);
+                    clock.add(self.switch_ms, self.share_ms, self.switch_waited_ms);
                 }
                 self.order_clock = Some((order, clock));
                 let text = format!(
@@ -349,7 +372,7 @@ impl Sim {
             }
             (Some((order, clock)), Some(now)) if *order == now => {
                 if copied > 0 {
-                    clock.add(self.switch_ms, self.share_ms);
+                    clock.add(self.switch_ms, self.share_ms, self.switch_waited_ms);
                 }
             }
             (Some(_), Some(now)) => self.order_clock = Some((now, WorkClock::start())),
@@ -378,7 +401,7 @@ impl Sim {
             return;
         };
         if copied > 0 {
-            clock.add(self.switch_ms, self.share_ms);
+            clock.add(self.switch_ms, self.share_ms, self.switch_waited_ms);
         }
         if self.driver.swarm().switch_progress().is_some() {
             return;
@@ -402,7 +425,7 @@ impl Sim {
             return;
         };
         if spawned > 0 {
-            clock.add(self.grow_ms, self.share_ms);
+            clock.add(self.grow_ms, self.share_ms, self.grow_waited_ms);
         }
         if self.driver.growing() {
             return;
@@ -510,6 +533,9 @@ fn simulate(mut sim: ResMut<Sim>) {
     }
     sim.switch_ms = ms(report.switch);
     sim.grow_ms = ms(report.grow);
+    let known = |waited: Option<Duration>| waited.map_or(f32::NAN, ms);
+    sim.switch_waited_ms = known(report.switch_waited);
+    sim.grow_waited_ms = known(report.grow_waited);
     // The gpu layout's simulate time is the device's (timestamps); its CPU time is only the
     // dispatch, and would flatter it.
     (sim.simulate_ms, sim.device_note) = match report.device {
@@ -659,4 +685,30 @@ fn record_frame(
         systems: sim.driver.systems(),
     };
     stats.record(time.elapsed_secs_f64(), setting, split, steady);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The waiting for a core follows the copying where every frame's was known, and is left
+    /// out once one frame's was not: no part of a figure passes for the whole.
+    #[test]
+    fn a_work_clock_says_how_long_it_waited_only_where_it_knows() {
+        let mut clock = WorkClock::start();
+        clock.add(10.0, 16.0, 1.5);
+        clock.add(24.0, 18.0, 9.0);
+        let text = clock.summary("copying");
+        assert!(
+            text.contains("copying took 34 ms, at most 24.0 ms in one frame (its share 18.0 ms)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("; waiting for a core: 10 ms of it, 9.0 ms in that frame"),
+            "{text}"
+        );
+        clock.add(5.0, 16.0, f32::NAN);
+        assert!(!clock.summary("copying").contains("waiting"));
+        assert!(!WorkClock::start().summary("copying").contains("waiting"));
+    }
 }

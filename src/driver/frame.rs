@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::Driver;
 use crate::catalog::AllLayouts;
+use crate::core_wait;
 use crate::error::SimError;
 use crate::layout::DeviceTime;
 use crate::pace::Pace;
@@ -44,6 +45,10 @@ pub struct FrameReport {
     /// A sort by group started again this frame ([`Driver::resort`]): the share of targets
     /// outside their group's stretch that crossed the threshold.
     pub resorted: Option<f64>,
+    /// Of `grow` and `switch`, the time this thread waited for a core, where the driver follows
+    /// it ([`Driver::follow_core_waits`]) and the system says ([`crate::core_wait`]).
+    pub grow_waited: Option<Duration>,
+    pub switch_waited: Option<Duration>,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -215,6 +220,8 @@ impl<S: AllLayouts> Driver<S> {
         let frame_start = Instant::now();
         self.clock.frame_started(frame_start);
         let t = frame_start;
+        let waited = self.core_waits && self.growing();
+        let waited = waited.then(core_wait::waited).flatten();
         match self.grow_step(frame_start) {
             Ok(spawned) => report.spawned = spawned,
             Err(e) => {
@@ -223,6 +230,7 @@ impl<S: AllLayouts> Driver<S> {
             }
         }
         report.grow = t.elapsed();
+        report.grow_waited = core_wait::since(waited);
         let t = Instant::now();
         if let Err(e) = self.churn_step() {
             self.churn = 0;
@@ -230,6 +238,12 @@ impl<S: AllLayouts> Driver<S> {
         }
         report.churn = t.elapsed();
         let t = Instant::now();
+        // Read only where a copy may run this frame: the reading is a file's.
+        let waited = self.core_waits
+            && (self.swarm.switch_progress().is_some()
+                || self.queued_order.is_some()
+                || self.resort.is_some());
+        let waited = waited.then(core_wait::waited).flatten();
         if self.swarm.switch_progress().is_none()
             && let Some(order) = self.queued_order.take()
             && let Err(e) = self.start_order(order)
@@ -244,6 +258,7 @@ impl<S: AllLayouts> Driver<S> {
         }
         report.copied = self.switch_step(frame_start);
         report.switch = t.elapsed();
+        report.switch_waited = core_wait::since(waited);
         self.clock.copied(report.grow + report.switch);
         let t = Instant::now();
         self.simulate_step(&mut report);

@@ -1,15 +1,16 @@
 import re,sys
-# usage: sortcmp.py LOG... ; prints per layout and order: done/copying/worst(share) for each log
-pat=re.compile(r"sorted by (group|id): .* (\d+) ms after the request; copying took (\d+) ms, at most ([\d.]+) ms in one frame \(its share ([\d.]+) ms\)")
+# usage: sortcmp.py LOG... ; prints per layout and order, for each log: done / copying / worst
+# frame (its share), and where the log has it, "wait W/V": of the copying and of that worst
+# frame, the time the app's thread waited for a core (logs from 2026-12-05's "waits" runs on).
+pat=re.compile(r"sorted by (group|id): .* (\d+) ms after the request; copying took (\d+) ms, at most ([\d.]+) ms in one frame \(its share ([\d.]+) ms\)(?:; waiting for a core: (\d+) ms of it, ([\d.]+) ms in that frame)?")
 sw=re.compile(r"switched to (.*?): ")
-names={"SoA (Vec per field)":"soa"}
 def parse(path):
     layout="soa"; out={}
     for line in open(path):
         m=sw.search(line)
         if m and "sorted" not in line: layout=m.group(1); continue
         m=pat.search(line)
-        if m: out[(layout,m.group(1))]=(int(m.group(2)),int(m.group(3)),float(m.group(4)),float(m.group(5)))
+        if m: out[(layout,m.group(1))]=(int(m.group(2)),int(m.group(3)),float(m.group(4)),float(m.group(5)),m.group(6),m.group(7))
     return out
 runs=[(p,parse(p)) for p in sys.argv[1:]]
 keys=list(runs[0][1].keys())
@@ -19,5 +20,8 @@ for k in keys:
     cells=[]
     for _,r in runs:
         v=r.get(k)
-        cells.append("-" if v is None else f"{v[0]:,} / {v[1]} / {v[2]} ({v[3]})")
+        if v is None: cells.append("-"); continue
+        cell=f"{v[0]:,} / {v[1]} / {v[2]} ({v[3]})"
+        if v[4] is not None: cell+=f" wait {v[4]}/{v[5]}"
+        cells.append(cell)
     print(f"| {k[0]}, by {k[1]} | "+" | ".join(cells)+" |")
