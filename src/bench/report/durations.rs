@@ -17,43 +17,43 @@ pub struct Typical {
 const XEON: &str = "Intel Xeon, 2 cores";
 
 /// The full run the docs are generated from: every experiment's cells (child processes
-/// included) summed from its `cells.jsonl`, in the order it ran them (29m 50s in all). The
+/// included) summed from its `cells.jsonl`, in the order it ran them (26m 48s in all). The
 /// AMD EPYC is the slower host: the same experiments of the code of the day before summed to
 /// 42m 48s there (docs/runs/full-2026-12-04), so on it the first forecast is low until the
 /// first experiment sets the pace.
-const FULL_RUN: &str = "docs/runs/full-2026-12-05-3";
+const FULL_RUN: &str = "docs/runs/full-2026-12-05-4";
 
 /// `(experiment, seconds, machine, source)` for full runs.
 const FULL: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 123.0, XEON, FULL_RUN),
-    ("spawn", 27.2, XEON, FULL_RUN),
-    ("crossings", 137.5, XEON, FULL_RUN),
-    ("ecs-vs-soa", 158.8, XEON, FULL_RUN),
-    ("headline", 98.5, XEON, FULL_RUN),
-    ("width", 15.6, XEON, FULL_RUN),
-    ("random-access", 21.3, XEON, FULL_RUN),
-    ("seek", 208.0, XEON, FULL_RUN),
-    ("order", 196.2, XEON, FULL_RUN),
-    ("churn", 4.2, XEON, FULL_RUN),
-    ("filtered", 5.2, XEON, FULL_RUN),
-    ("fragmentation", 6.9, XEON, FULL_RUN),
-    ("dispatch", 3.7, XEON, FULL_RUN),
-    ("js", 122.6, XEON, FULL_RUN),
-    ("cpp", 127.8, XEON, FULL_RUN),
-    ("counters", 125.2, XEON, FULL_RUN),
-    ("peers", 55.3, XEON, FULL_RUN),
-    ("threads", 16.2, XEON, FULL_RUN),
-    ("simd", 98.8, XEON, FULL_RUN),
-    ("gather", 13.1, XEON, FULL_RUN),
-    ("migration", 3.2, XEON, FULL_RUN),
-    ("switch", 81.3, XEON, FULL_RUN),
-    ("grow", 23.2, XEON, FULL_RUN),
-    ("memory", 4.1, XEON, FULL_RUN),
-    ("shrink", 7.8, XEON, FULL_RUN),
-    ("bandwidth", 2.8, XEON, FULL_RUN),
-    ("gpu", 8.1, XEON, FULL_RUN),
-    ("upload", 27.3, XEON, FULL_RUN),
-    ("render", 67.1, XEON, FULL_RUN),
+    ("layouts", 108.1, XEON, FULL_RUN),
+    ("spawn", 24.5, XEON, FULL_RUN),
+    ("crossings", 133.1, XEON, FULL_RUN),
+    ("ecs-vs-soa", 139.3, XEON, FULL_RUN),
+    ("headline", 93.9, XEON, FULL_RUN),
+    ("width", 14.1, XEON, FULL_RUN),
+    ("random-access", 18.9, XEON, FULL_RUN),
+    ("seek", 192.2, XEON, FULL_RUN),
+    ("order", 177.4, XEON, FULL_RUN),
+    ("churn", 3.8, XEON, FULL_RUN),
+    ("filtered", 4.6, XEON, FULL_RUN),
+    ("fragmentation", 6.4, XEON, FULL_RUN),
+    ("dispatch", 3.1, XEON, FULL_RUN),
+    ("js", 114.6, XEON, FULL_RUN),
+    ("cpp", 114.0, XEON, FULL_RUN),
+    ("counters", 110.7, XEON, FULL_RUN),
+    ("peers", 46.6, XEON, FULL_RUN),
+    ("threads", 14.3, XEON, FULL_RUN),
+    ("simd", 90.1, XEON, FULL_RUN),
+    ("gather", 11.1, XEON, FULL_RUN),
+    ("migration", 2.7, XEON, FULL_RUN),
+    ("switch", 66.4, XEON, FULL_RUN),
+    ("grow", 19.0, XEON, FULL_RUN),
+    ("memory", 3.6, XEON, FULL_RUN),
+    ("shrink", 6.5, XEON, FULL_RUN),
+    ("bandwidth", 2.7, XEON, FULL_RUN),
+    ("gpu", 7.1, XEON, FULL_RUN),
+    ("upload", 22.4, XEON, FULL_RUN),
+    ("render", 57.0, XEON, FULL_RUN),
 ];
 
 /// `bench --quick` on the final code: each experiment's cells (child processes included) summed
