@@ -238,12 +238,7 @@ impl<S: AllLayouts> Driver<S> {
         }
         report.churn = t.elapsed();
         let t = Instant::now();
-        // Read only where a copy may run this frame: the reading is a file's.
-        let waited = self.core_waits
-            && (self.swarm.switch_progress().is_some()
-                || self.queued_order.is_some()
-                || self.resort.is_some());
-        let waited = waited.then(core_wait::waited).flatten();
+        let waited = self.core_waits.then(core_wait::waited).flatten();
         if self.swarm.switch_progress().is_none()
             && let Some(order) = self.queued_order.take()
             && let Err(e) = self.start_order(order)
