@@ -34,7 +34,7 @@ use crate::layout::components::{
     Armor, Energy, EntityId as OurId, Health, InTable, Position, Regen, Storage, Velocity,
 };
 use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
-use crate::layout::listed::Listed;
+use crate::layout::listed::{Listed, OrderProof};
 use crate::layout::regions::Region;
 use crate::layout::seeking::{
     NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, born_with, prefetch,
@@ -111,6 +111,8 @@ pub struct ShipyardLayout<S: Scalar> {
     entities: Listed<EntityId>,
     /// Entities deleted and not yet replaced: the ids shipyard holds for reuse ([`Self::spawn`]).
     reusable: usize,
+    /// Where the packed arrays are proved to hold `entities` row for row ([`Self::read_columns`]).
+    order_proof: OrderProof,
     tier: SimdTier,
     _scalar: std::marker::PhantomData<fn() -> S>,
 }
@@ -124,6 +126,7 @@ impl<S: Scalar> ShipyardLayout<S> {
             world: World::new(),
             entities: Listed::default(),
             reusable: 0,
+            order_proof: OrderProof::default(),
             tier: SimdTier::Baseline,
             _scalar: std::marker::PhantomData,
         }
@@ -209,6 +212,7 @@ impl<S: Scalar> ShipyardLayout<S> {
 
     /// The world, for experiments that use shipyard directly (migration).
     pub fn world_mut(&mut self) -> &mut World {
+        self.order_proof.forget();
         &mut self.world
     }
 
@@ -219,22 +223,30 @@ impl<S: Scalar> ShipyardLayout<S> {
 
     /// A switch's read: the seven packed arrays (`SparseSet::as_slice`), row for row, when each
     /// array's rows are the logical order (shipyard's delete moves each array's last row into
-    /// the hole, as the swarm's `swap_remove` does; checked entity by entity in every array).
+    /// the hole, as the swarm's `swap_remove` does; proved a block of rows at a time in every
+    /// array, until the next add or removal: [`OrderProof`]).
     /// `false`: nothing was visited.
     fn read_columns(&self, which: Rows<'_>, visit: &mut dyn FnMut(u64, &EntityState<S>)) -> bool {
         let (id, p, v, h, e, r, a) = self.views();
-        let list = self.entities.as_slice();
-        let aligned = |ids_at: &dyn Fn(usize) -> Option<EntityId>, len: usize| {
-            len == list.len() && which.all(|k| ids_at(k) == list.get(k).copied())
-        };
-        let all_aligned = aligned(&|k| id.id_at(k), id.len())
-            && aligned(&|k| p.id_at(k), p.len())
-            && aligned(&|k| v.id_at(k), v.len())
-            && aligned(&|k| h.id_at(k), h.len())
-            && aligned(&|k| e.id_at(k), e.len())
-            && aligned(&|k| r.id_at(k), r.len())
-            && aligned(&|k| a.id_at(k), a.len());
-        if !all_aligned {
+        let len = self.entities.len();
+        let lengths = [
+            id.len(),
+            p.len(),
+            v.len(),
+            h.len(),
+            e.len(),
+            r.len(),
+            a.len(),
+        ];
+        let aligned = lengths.iter().all(|&n| n == len)
+            && self.order_proof.rows_hold(&self.entities, &which, |k| {
+                let entity = Some(self.entities.get(k));
+                [id.id_at(k), p.id_at(k), v.id_at(k), h.id_at(k)]
+                    .into_iter()
+                    .chain([e.id_at(k), r.id_at(k), a.id_at(k)])
+                    .all(|at| at == entity)
+            });
+        if !aligned {
             return false;
         }
         Columns {
@@ -669,5 +681,41 @@ mod tests {
             layout.for_each_entity_in(0..layout.len(), &mut |id, _| seen.push(id));
             assert_eq!(seen[150..], (next - 50..next).collect::<Vec<_>>()[..]);
         }
+    }
+
+    /// A caller that moves rows through the world (`world_mut`: the migration bench adds and
+    /// removes components) leaves the packed arrays out of our order; the reads that follow see
+    /// it and look each entity up, though the rows had been proved before.
+    #[test]
+    fn reads_look_up_entities_after_the_world_was_lent() {
+        let mut layout = ShipyardLayout::<f32>::new(true);
+        let mut states = Vec::new();
+        spawn_range(SpawnPattern::default(), 3, 0, 3000, &mut states);
+        let ids: Vec<u64> = (0..3000).collect();
+        layout.push(&ids, &states);
+        let read = |layout: &ShipyardLayout<f32>, at: &[usize]| {
+            let mut seen = Vec::new();
+            layout.for_each_entity_at(at, &mut |id, s| seen.push((id, s.x, s.vx)));
+            seen
+        };
+        let expected = |at: &[usize]| -> Vec<_> {
+            at.iter()
+                .map(|&k| (ids[k], states[k].x, states[k].vx))
+                .collect()
+        };
+        assert_eq!(read(&layout, &[0, 2999]), expected(&[0, 2999]));
+        // Entity 0's position leaves its packed array and comes back at the end: row 0 of that
+        // array now holds entity 2999's.
+        let first = layout.entities()[0];
+        let world = layout.world_mut();
+        let position = world.remove::<(Pos<f32>,)>(first).0.expect("it had one");
+        world.add_component(first, position);
+        assert_eq!(read(&layout, &[0, 2999]), expected(&[0, 2999]));
+        let mut all = Vec::new();
+        layout.for_each_entity_in(0..3000, &mut |id, s| all.push((id, s.x, s.vx)));
+        assert_eq!(
+            all,
+            expected(&ids.iter().map(|&i| i as usize).collect::<Vec<_>>())
+        );
     }
 }
