@@ -17,43 +17,43 @@ pub struct Typical {
 const XEON: &str = "Intel Xeon, 2 cores";
 
 /// The full run the docs are generated from: every experiment's cells (child processes
-/// included) summed from its `cells.jsonl`, in the order it ran them (26m 48s in all). The
+/// included) summed from its `cells.jsonl`, in the order it ran them (27m 32s in all). The
 /// AMD EPYC is the slower host: the same experiments of the code of the day before summed to
 /// 42m 48s there (docs/runs/full-2026-12-04), so on it the first forecast is low until the
 /// first experiment sets the pace.
-const FULL_RUN: &str = "docs/runs/full-2026-12-05-4";
+const FULL_RUN: &str = "docs/runs/full-2026-12-05-5";
 
 /// `(experiment, seconds, machine, source)` for full runs.
 const FULL: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 108.1, XEON, FULL_RUN),
-    ("spawn", 24.5, XEON, FULL_RUN),
-    ("crossings", 133.1, XEON, FULL_RUN),
-    ("ecs-vs-soa", 139.3, XEON, FULL_RUN),
-    ("headline", 93.9, XEON, FULL_RUN),
-    ("width", 14.1, XEON, FULL_RUN),
-    ("random-access", 18.9, XEON, FULL_RUN),
-    ("seek", 192.2, XEON, FULL_RUN),
-    ("order", 177.4, XEON, FULL_RUN),
-    ("churn", 3.8, XEON, FULL_RUN),
-    ("filtered", 4.6, XEON, FULL_RUN),
-    ("fragmentation", 6.4, XEON, FULL_RUN),
-    ("dispatch", 3.1, XEON, FULL_RUN),
-    ("js", 114.6, XEON, FULL_RUN),
-    ("cpp", 114.0, XEON, FULL_RUN),
-    ("counters", 110.7, XEON, FULL_RUN),
-    ("peers", 46.6, XEON, FULL_RUN),
-    ("threads", 14.3, XEON, FULL_RUN),
-    ("simd", 90.1, XEON, FULL_RUN),
-    ("gather", 11.1, XEON, FULL_RUN),
-    ("migration", 2.7, XEON, FULL_RUN),
-    ("switch", 66.4, XEON, FULL_RUN),
-    ("grow", 19.0, XEON, FULL_RUN),
-    ("memory", 3.6, XEON, FULL_RUN),
-    ("shrink", 6.5, XEON, FULL_RUN),
-    ("bandwidth", 2.7, XEON, FULL_RUN),
-    ("gpu", 7.1, XEON, FULL_RUN),
-    ("upload", 22.4, XEON, FULL_RUN),
-    ("render", 57.0, XEON, FULL_RUN),
+    ("layouts", 110.6, XEON, FULL_RUN),
+    ("spawn", 25.1, XEON, FULL_RUN),
+    ("crossings", 132.3, XEON, FULL_RUN),
+    ("ecs-vs-soa", 142.2, XEON, FULL_RUN),
+    ("headline", 96.4, XEON, FULL_RUN),
+    ("width", 14.2, XEON, FULL_RUN),
+    ("random-access", 20.5, XEON, FULL_RUN),
+    ("seek", 203.9, XEON, FULL_RUN),
+    ("order", 180.9, XEON, FULL_RUN),
+    ("churn", 4.5, XEON, FULL_RUN),
+    ("filtered", 4.7, XEON, FULL_RUN),
+    ("fragmentation", 6.5, XEON, FULL_RUN),
+    ("dispatch", 3.0, XEON, FULL_RUN),
+    ("js", 117.2, XEON, FULL_RUN),
+    ("cpp", 116.6, XEON, FULL_RUN),
+    ("counters", 120.9, XEON, FULL_RUN),
+    ("peers", 47.9, XEON, FULL_RUN),
+    ("threads", 14.4, XEON, FULL_RUN),
+    ("simd", 91.7, XEON, FULL_RUN),
+    ("gather", 11.2, XEON, FULL_RUN),
+    ("migration", 2.8, XEON, FULL_RUN),
+    ("switch", 67.5, XEON, FULL_RUN),
+    ("grow", 19.9, XEON, FULL_RUN),
+    ("memory", 3.7, XEON, FULL_RUN),
+    ("shrink", 6.4, XEON, FULL_RUN),
+    ("bandwidth", 2.6, XEON, FULL_RUN),
+    ("gpu", 6.8, XEON, FULL_RUN),
+    ("upload", 22.2, XEON, FULL_RUN),
+    ("render", 56.2, XEON, FULL_RUN),
 ];
 
 /// `bench --quick` on the final code: each experiment's cells (child processes included) summed

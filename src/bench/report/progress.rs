@@ -392,14 +392,16 @@ mod tests {
 
     #[test]
     fn a_full_runs_forecast_stays_within_a_fifth_of_its_real_duration_once_paced() {
-        // Four runs replayed against the typical durations of the docs' run (an Intel Xeon),
-        // all on the same host type: the docs' run before it (the code before shipyard's
-        // layouts reused removed ids), two of the code before the tuned seek lost its branches
+        // Five runs replayed against the typical durations of the docs' run (an Intel Xeon),
+        // all on the same host type: the docs' two runs before it (the code before shipyard
+        // proved its arrays' order a block at a time, and before its layouts reused removed
+        // ids), two of the code before the tuned seek lost its branches
         // (and the tuned ECS its one-cursor loop), and one of the code of the day before. The
         // AMD EPYC's run of 2026-12-04 is not replayed: its `ecs-vs-soa` ran a third of today's
         // cells, so the pace read after it is off by that change, not by the estimate (28% low
         // at the next experiment).
         for run in [
+            "full-2026-12-05-4",
             "full-2026-12-05-3",
             "full-2026-12-05",
             "xeon-full-2026-12-05",
