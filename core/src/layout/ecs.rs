@@ -726,7 +726,9 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
     /// entity costs three to four times a `Vec` layout's bytes, and nothing of it comes back
     /// otherwise. The soak measured it: 158k -> 50k kept 24 MB of tables, half a fresh process.
     fn released(&self) -> Released {
-        if self.high_water >= REBUILD_FROM && self.entities.len() < self.high_water / 2 {
+        // A world prepared for more than it holds (`prepare`) keeps its index's room as well.
+        let held = self.high_water.max(self.world.entities().len() as usize);
+        if held >= REBUILD_FROM && self.entities.len() < held / 2 {
             Released::RebuildWouldFree
         } else {
             Released::InPlace
@@ -884,6 +886,34 @@ mod tests {
     fn inside<T>(r: &Region, slice: &[T]) -> bool {
         let start = slice.as_ptr().addr();
         r.addr >= start && r.end() <= start + size_of_val(slice)
+    }
+
+    /// A world prepared for far more than it holds says a rebuild would free memory, as one
+    /// that shrank does: its index keeps the room it was prepared with.
+    #[test]
+    fn a_world_prepared_for_more_than_it_holds_asks_for_a_rebuild() {
+        let n = 2 * REBUILD_FROM;
+        let mut states = Vec::new();
+        crate::workload::spawn_range(
+            crate::workload::SpawnPattern::default(),
+            3,
+            0,
+            n,
+            &mut states,
+        );
+        let ids: Vec<u64> = (0..n as u64).collect();
+        let mut prepared = EcsLayout::<f32>::table();
+        prepared.prepare(n);
+        // Bevy's index holds the count and `WORLD_IDS` more: past half of it, nothing to free.
+        let half = n / 2 + WORLD_IDS as usize;
+        prepared.push(&ids[..half], &states[..half]);
+        assert_eq!(prepared.released(), Released::InPlace, "half full");
+        // Above half of what it held (the high water), below half of the index's room.
+        let kept = 3 * REBUILD_FROM / 4;
+        assert_eq!(prepared.truncate(kept), Released::RebuildWouldFree);
+        let mut plain = EcsLayout::<f32>::table();
+        plain.push(&ids[..kept], &states[..kept]);
+        assert_eq!(plain.released(), Released::InPlace, "never held more");
     }
 
     /// A prepared world takes its spawns on the ids set aside, so Bevy's entity index never
