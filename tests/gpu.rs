@@ -269,3 +269,31 @@ fn the_fused_reference_tells_a_fusing_gpu_from_one_that_does_not_fuse() {
         }
     }
 }
+
+/// The gpu layout asks the device whether its buffers were allocated through an error scope, and
+/// the device is shared by every thread (the tests', the app's renderer's). Scopes must belong to
+/// the thread that pushed them, or two threads growing a layout at once pop each other's: CI once
+/// panicked with "error scopes must be popped in reverse order" in `verify`'s fused comparison.
+#[test]
+fn gpu_layouts_grown_on_several_threads_at_once_keep_their_own_error_scopes() {
+    if !adapter_or_skip() {
+        return;
+    }
+    let threads: Vec<_> = (0..4)
+        .map(|seed| {
+            std::thread::spawn(move || {
+                for round in 1..=25 {
+                    let mut d = driver(LayoutKind::Gpu, 0, 0);
+                    for n in [round * 64, round * 640 + seed] {
+                        d.apply(&Action::Count(n)).unwrap();
+                        d.frame_step();
+                        assert_eq!(d.swarm().len(), n);
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("a thread growing a gpu layout");
+    }
+}
