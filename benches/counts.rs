@@ -1,6 +1,6 @@
 //! The instruction and cache counts of every layout's frame, under cachegrind with a pinned
 //! geometry, compared with `benches/counts-baseline.json`: a regression check that the noise of
-//! a shared VM cannot break (entity_layouts::counters::baseline says why and how).
+//! a shared VM cannot break (entity_layouts::tools::counters::baseline says why and how).
 //!
 //! `cargo bench --bench counts` checks (exit code 1 names each figure that moved, up or down);
 //! `cargo bench --bench counts -- --bless` rewrites the baseline after an intended change;
@@ -14,10 +14,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use entity_layouts::counters::baseline::{Baseline, CHECK_COUNT, CHECK_GEOMETRY};
-use entity_layouts::counters::{FrameSpec, cachegrind};
 use entity_layouts::layout::{LayoutKind, SeekKernel};
-use entity_layouts::swarm::Order;
+use entity_layouts::runtime::swarm::Order;
+use entity_layouts::tools::counters::baseline::{Baseline, CHECK_COUNT, CHECK_GEOMETRY};
+use entity_layouts::tools::counters::{FrameSpec, cachegrind};
 
 const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/counts-baseline.json");
 const TOLERANCE_PCT: f64 = 2.0;

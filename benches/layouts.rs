@@ -7,7 +7,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::Dt;
 

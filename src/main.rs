@@ -19,13 +19,13 @@ use entity_layouts::commands::{
     usage_error, verify::VerifyArgs,
 };
 use entity_layouts::layout::{LayoutKind, SeekKernel};
-use entity_layouts::renderer::Renderer;
-use entity_layouts::swarm::Order;
-use entity_layouts::threads::Threads;
-use entity_layouts::values::{
+use entity_layouts::runtime::renderer::Renderer;
+use entity_layouts::runtime::swarm::Order;
+use entity_layouts::runtime::values::{
     Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ResortAbove, SwitchChunk, UiScale,
     WindowSize,
 };
+use entity_layouts::threads::Threads;
 use entity_layouts::workload::SpawnPattern;
 
 #[derive(Parser)]
@@ -58,13 +58,13 @@ enum Command {
     /// Needs no GPU. Exits 1 on a mismatch or a memory failure.
     Soak(SoakArgs),
     /// Internal: build a population and step it, nothing else; what `bench --only counters` runs
-    /// under cachegrind (`entity_layouts::counters`).
+    /// under cachegrind (`entity_layouts::tools::counters`).
     #[command(hide = true)]
     CountFrames(CountFramesArgs),
 }
 
 /// Options of the window (the default command). Every value goes through the parser the
-/// scripts and the bench use too (`entity_layouts::values`), so a bad one is exit code 2 with the
+/// scripts and the bench use too (`entity_layouts::runtime::values`), so a bad one is exit code 2 with the
 /// accepted range before a window opens.
 #[derive(Args)]
 struct AppArgs {
@@ -122,7 +122,7 @@ struct AppArgs {
     /// Save a PNG screenshot just before exiting.
     #[arg(long)]
     screenshot: Option<PathBuf>,
-    /// Run a script of timed actions (see src/script.rs for the format).
+    /// Run a script of timed actions (see src/tools/script.rs for the format).
     #[arg(long)]
     script: Option<PathBuf>,
     /// Panel scale for projectors, 0.5 to 3.
@@ -181,7 +181,7 @@ fn run_app(_: AppArgs) -> ExitCode {
 /// The checks clap's parsers cannot make: the screenshot's format and the script's contents.
 #[cfg(feature = "app")]
 fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
-    use entity_layouts::script;
+    use entity_layouts::tools::script;
 
     if let Some(path) = &args.screenshot
         && path.extension().and_then(|e| e.to_str()) != Some("png")

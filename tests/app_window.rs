@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::script::{parse, replay};
+use entity_layouts::tools::script::{parse, replay};
 
 mod support;
 mod window;
@@ -462,7 +462,7 @@ fn the_panel_fits_720_lines_at_ui_scale_1_and_1_25_with_everything_on_it() {
         return skip_or_fail(reason);
     }
     // Every layout this machine runs on the scoreboard, the memory view open, a notice shown.
-    let kinds: Vec<LayoutKind> = match entity_layouts::gpu::context::availability() {
+    let kinds: Vec<LayoutKind> = match entity_layouts::runtime::gpu::context::availability() {
         Ok(()) => LayoutKind::ALL.to_vec(),
         Err(_) => LayoutKind::CPU.to_vec(),
     };
@@ -776,9 +776,9 @@ fn the_canvas_survives_extreme_sizes() {
 /// `scripts/app-soak.sh` runs the long one.
 #[test]
 fn a_random_script_runs_to_the_end_the_core_computes() {
-    use entity_layouts::action::Action;
-    use entity_layouts::script::to_text;
-    use entity_layouts::soak::random_actions;
+    use entity_layouts::runtime::action::Action;
+    use entity_layouts::tools::script::to_text;
+    use entity_layouts::tools::soak::random_actions;
     if let Some(reason) = missing_display() {
         return skip_or_fail(reason);
     }
@@ -816,7 +816,7 @@ fn the_app_runs_on_the_gpu_layout_and_refuses_past_the_adapter_limit() {
     };
     assert!(run.stdout.contains("layout gpu"), "{}", run.stdout);
     assert_replays(&run, script, LayoutKind::Gpu, 60_000);
-    let limit = entity_layouts::catalog::capacity_limit(LayoutKind::Gpu);
+    let limit = entity_layouts::runtime::catalog::capacity_limit(LayoutKind::Gpu);
     if let Some(limit) = limit.filter(|l| l.max_entities < 100_000_000) {
         let too_many = limit.max_entities + 1;
         let (code, run) = run_app_raw(&dir, "exit\n", LayoutKind::Gpu, too_many, &[]).unwrap();

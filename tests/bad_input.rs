@@ -5,7 +5,7 @@ use std::process::Command;
 
 use entity_layouts::error::SimError;
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::workload::Dt;
 
 #[test]
@@ -26,9 +26,13 @@ fn a_count_over_the_maximum_is_refused_and_nothing_is_lost() {
         assert!(swarm.churn(501).is_err());
         assert_eq!(swarm.export(), before, "{kind}");
     }
-    let err = Swarm::<f32>::with_count(LayoutKind::Soa, 1, entity_layouts::swarm::MAX_ENTITIES + 1)
-        .err()
-        .unwrap();
+    let err = Swarm::<f32>::with_count(
+        LayoutKind::Soa,
+        1,
+        entity_layouts::runtime::swarm::MAX_ENTITIES + 1,
+    )
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("100000000"), "{err}");
 }
 
@@ -52,7 +56,7 @@ fn a_count_beyond_memory_is_an_error_not_an_oom_kill() {
 #[test]
 fn every_layout_reports_a_failed_reservation() {
     for kind in LayoutKind::CPU {
-        let mut layout = entity_layouts::catalog::create::<f32>(kind).unwrap();
+        let mut layout = entity_layouts::runtime::catalog::create::<f32>(kind).unwrap();
         assert!(layout.try_reserve(usize::MAX / 4).is_err(), "{kind}");
         assert_eq!(layout.len(), 0);
     }

@@ -53,7 +53,7 @@ fn quick_bench_writes_every_experiment_and_layout() {
     let records = run.records;
     // Crossings appear only where the quick sweep brackets one; the GPU experiments only where
     // there is an adapter (they say why and skip otherwise); every other experiment must.
-    let gpu = entity_layouts::gpu::context::availability().is_ok();
+    let gpu = entity_layouts::runtime::gpu::context::availability().is_ok();
     let expected = |name: &str| name != "crossings" && (gpu || !["gpu", "upload"].contains(&name));
     for e in experiments().iter().filter(|e| expected(e.name())) {
         assert!(
@@ -180,7 +180,7 @@ fn quick_bench_writes_every_experiment_and_layout() {
         );
     }
     // With valgrind, the counters ran and drew where each layout's accesses were served.
-    if entity_layouts::counters::cachegrind::valgrind_version().is_ok() {
+    if entity_layouts::tools::counters::cachegrind::valgrind_version().is_ok() {
         let svg = std::fs::read_to_string(dir.join("counters_served_10k.svg")).unwrap();
         assert!(
             svg.contains("memory") && svg.contains("boxed-shuffled"),

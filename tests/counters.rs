@@ -9,10 +9,10 @@ mod support;
 
 use std::path::Path;
 
-use entity_layouts::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
-use entity_layouts::counters::{FrameSpec, PerEntity, cachegrind, pmu};
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::simd::SimdTier;
+use entity_layouts::tools::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
+use entity_layouts::tools::counters::{FrameSpec, PerEntity, cachegrind, pmu};
 
 fn exe() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_entity-layouts"))

@@ -1,11 +1,11 @@
 //! The verify property as tests: every layout, on one thread and on all, with switches and with
 //! churn, ends in the same state; and that state really moved.
 
-use entity_layouts::catalog::AllLayouts;
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::catalog::AllLayouts;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::threads::Threads;
-use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::tools::verify::{VerifyConfig, run_suite};
 use entity_layouts::workload::Dt;
 use entity_layouts::workload::pack_point;
 

@@ -8,7 +8,7 @@
 //! may allocate while it measures.
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::workload::SEED;
 
 /// Bytes glibc has handed out and not had back: its arenas' chunks in use and its own mappings.

@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use entity_layouts::action::Action;
-use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::script::{parse, to_text};
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
+use entity_layouts::runtime::values::{
+    BenchCount, Churn, EntityCount, Frames, UiScale, WindowSize,
+};
 use entity_layouts::threads::Threads;
-use entity_layouts::values::{BenchCount, Churn, EntityCount, Frames, UiScale, WindowSize};
+use entity_layouts::tools::script::{parse, to_text};
 
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
@@ -32,7 +34,7 @@ fn action() -> impl Strategy<Value = Action> {
         // in a placeholder the parser knows (an unknown one is refused by name).
         "[^#{\\n\\r]{0,40}".prop_map(|t| Action::Say(t.trim().to_string())),
         ("[^#{\\n\\r]{0,20}", 0..4usize).prop_map(|(t, k)| {
-            let placeholder = entity_layouts::script::SAY_PLACEHOLDERS[k];
+            let placeholder = entity_layouts::tools::script::SAY_PLACEHOLDERS[k];
             Action::Say(format!("{}{{{placeholder}}}", t.trim_start()))
         }),
         (0.01f64..=1000.0).prop_map(Action::CountUntilOver),
@@ -44,9 +46,9 @@ fn action() -> impl Strategy<Value = Action> {
         any::<bool>().prop_map(Action::ShowPanel),
         any::<bool>().prop_map(Action::ShowMemory),
         any::<bool>().prop_map(|quads| Action::Renderer(if quads {
-            entity_layouts::renderer::Renderer::Quads
+            entity_layouts::runtime::renderer::Renderer::Quads
         } else {
-            entity_layouts::renderer::Renderer::Compute
+            entity_layouts::runtime::renderer::Renderer::Compute
         })),
         Just(Action::Export),
         Just(Action::Record(ClipRequest::Stop)),

@@ -11,7 +11,7 @@
 //! spawn pattern or the generator changes these values on purpose: update them in the same
 //! commit, and say why.
 
-use entity_layouts::verify::{VerifyConfig, run_suite};
+use entity_layouts::tools::verify::{VerifyConfig, run_suite};
 use entity_layouts::workload::Dt;
 
 /// (seed, group, checksum) for 10,000 entities and 60 frames at dt = 1/60 s.

@@ -1,9 +1,9 @@
 //! The gpu layout against the CPU's SoA, on whatever adapter this machine has (lavapipe in CI).
 //! Skipped with a message where no adapter exists, except under CI, where that is a failure.
 
-use entity_layouts::action::Action;
-use entity_layouts::driver::Driver;
 use entity_layouts::layout::LayoutKind;
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::driver::Driver;
 use entity_layouts::workload::EntityState;
 
 mod support;
@@ -88,7 +88,8 @@ fn the_adapter_limit_is_refused_by_name_and_nothing_changes() {
     if !adapter_or_skip() {
         return;
     }
-    let limit = entity_layouts::catalog::capacity_limit(LayoutKind::Gpu).expect("an adapter");
+    let limit =
+        entity_layouts::runtime::catalog::capacity_limit(LayoutKind::Gpu).expect("an adapter");
     let mut d = driver(LayoutKind::Gpu, 1_000, 0);
     d.frame_step();
     let before = d.swarm().checksum();
@@ -144,23 +145,23 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
     if !adapter_or_skip() {
         return;
     }
-    let config = entity_layouts::verify::VerifyConfig {
+    let config = entity_layouts::tools::verify::VerifyConfig {
         count: 5_000,
         frames: 600,
         ..Default::default()
     };
-    let software = entity_layouts::gpu::context::shared()
+    let software = entity_layouts::runtime::gpu::context::shared()
         .unwrap()
         .is_software();
-    let runs = entity_layouts::verify::compare_gpu(&config).unwrap();
+    let runs = entity_layouts::tools::verify::compare_gpu(&config).unwrap();
     let sorted = runs.iter().filter(|r| r.name.contains("sorted")).count();
     assert_eq!(sorted, 2, "a sorted run with and without churn");
     for run in runs {
         assert!(run.same_entities, "{}", run.name);
         let expected = if run.name.contains("sorted") {
-            entity_layouts::swarm::Order::Group
+            entity_layouts::runtime::swarm::Order::Group
         } else {
-            entity_layouts::swarm::Order::Id
+            entity_layouts::runtime::swarm::Order::Id
         };
         assert_eq!(run.order, expected, "{}", run.name);
         assert_eq!(run.entities, 5_000);
@@ -179,7 +180,7 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
 /// and spread over steps with churn and seek between them, against SoA in id order.
 #[test]
 fn a_reorder_on_the_gpu_keeps_every_entity_state_and_target() {
-    use entity_layouts::swarm::{Order, Swarm};
+    use entity_layouts::runtime::swarm::{Order, Swarm};
     use entity_layouts::threads::Threads;
     use entity_layouts::workload::{Dt, SEED};
     if !adapter_or_skip() {
@@ -239,20 +240,20 @@ fn a_reorder_on_the_gpu_keeps_every_entity_state_and_target() {
 /// unfused reference is bit-identical and the fused one is not, so the check can tell them apart.
 #[test]
 fn the_fused_reference_tells_a_fusing_gpu_from_one_that_does_not_fuse() {
-    use entity_layouts::verify::fused::Fusion;
+    use entity_layouts::tools::verify::fused::Fusion;
     if !adapter_or_skip() {
         return;
     }
-    let config = entity_layouts::verify::VerifyConfig {
+    let config = entity_layouts::tools::verify::VerifyConfig {
         count: 5_000,
         frames: 120,
         ..Default::default()
     };
-    let software = entity_layouts::gpu::context::shared()
+    let software = entity_layouts::runtime::gpu::context::shared()
         .unwrap()
         .is_software();
     for (fusion, fuses) in [(Fusion::default(), false), (Fusion::ALL, true)] {
-        let runs = entity_layouts::verify::compare_gpu_fused(&config, fusion).unwrap();
+        let runs = entity_layouts::tools::verify::compare_gpu_fused(&config, fusion).unwrap();
         assert_eq!(runs.len(), 2, "with and without seek");
         for run in runs {
             assert!(run.same_entities, "{}", run.name);

@@ -9,7 +9,7 @@ use entity_layouts::bench::report::metric::Metric;
 use entity_layouts::bench::report::output::read_results;
 use entity_layouts::bench::report::record::Query;
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::swarm::Swarm;
 
 #[test]
 fn allocated_bytes_follow_the_count_down() {

@@ -340,6 +340,93 @@ fn the_bench_tiers_only_look_down_and_nothing_below_the_bench_imports_it() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The tiers of src/, from the bottom: the runtime (the live simulation), the tools that run it
+/// (verify, soak, scripts, counters), the bench, then the command line and the windowed app (the
+/// binary's). A module may import its own tier and the tiers below (the storage core, a crate of
+/// its own, is below them all).
+fn src_tier(module: &str) -> Option<usize> {
+    let top = module.split("::").next().unwrap();
+    [
+        &["runtime"][..],
+        &["tools"],
+        &["bench"],
+        &["commands", "app"],
+    ]
+    .iter()
+    .position(|tier| tier.contains(&top))
+}
+
+#[test]
+fn the_library_tiers_only_look_down() {
+    let graph = edges(&library());
+    let mut wrong = Vec::new();
+    for (from, targets) in &graph {
+        for to in targets {
+            if let (Some(a), Some(b)) = (src_tier(from), src_tier(to))
+                && b > a
+            {
+                wrong.push(format!("{from} -> {to}: a tier importing one above it"));
+            }
+        }
+    }
+    let placed = graph.keys().filter(|m| src_tier(m).is_some()).count();
+    let unplaced: Vec<&String> = graph
+        .keys()
+        .filter(|m| !m.is_empty() && src_tier(m).is_none())
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules outside every tier: {unplaced:?}"
+    );
+    assert!(placed > 100, "only {placed} modules in tiers");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The root of src/ shows the tiers and holds nothing else: the binary's and the library's
+/// roots, and one folder per tier (the app is the binary's).
+#[test]
+fn src_holds_its_roots_and_one_folder_per_tier() {
+    let src = Path::new(ROOT).join("src");
+    let mut files = Vec::new();
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            folders.push(name);
+        } else {
+            files.push(name);
+        }
+    }
+    files.sort();
+    folders.sort();
+    assert_eq!(files, ["lib.rs", "main.rs"]);
+    assert_eq!(folders, ["app", "bench", "commands", "runtime", "tools"]);
+}
+
+/// One module style: a module with children is a folder with a `mod.rs`, never `name.rs` beside
+/// a folder `name/`.
+#[test]
+fn every_module_with_children_is_a_folder_with_a_mod_rs() {
+    let mut stack = vec![
+        Path::new(ROOT).join("src"),
+        Path::new(ROOT).join("core/src"),
+    ];
+    let mut wrong = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.with_extension("rs").exists() {
+                    wrong.push(path.display().to_string());
+                }
+                stack.push(path);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "name.rs beside name/: {wrong:?}");
+}
+
 #[test]
 fn the_checker_finds_a_circle_and_ignores_comments_tests_and_ancestors() {
     let modules: Modules = [
@@ -375,4 +462,7 @@ fn the_checker_finds_a_circle_and_ignores_comments_tests_and_ancestors() {
     assert_eq!(tier("bench::report::record"), Some(0));
     assert_eq!(tier("bench::beyond::seek"), Some(3));
     assert_eq!(tier("counters"), None);
+    assert_eq!(src_tier("runtime::swarm::order"), Some(0));
+    assert_eq!(src_tier("commands::bench"), Some(3));
+    assert_eq!(src_tier("swarm"), None);
 }

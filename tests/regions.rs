@@ -2,10 +2,10 @@
 //! live memory (SoA's columns advance one scalar per entity, AoS's records one struct, Bevy's
 //! table columns one component, every boxed entity is one box), and stay so after churn.
 
-use entity_layouts::catalog::AllLayouts;
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, median_stride};
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::catalog::AllLayouts;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::workload::EntityState;
 
 fn regions_of<S: AllLayouts>(

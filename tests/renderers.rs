@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::script::{parse, replay};
+use entity_layouts::tools::script::{parse, replay};
 
 mod support;
 mod window;

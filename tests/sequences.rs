@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::Swarm;
+use entity_layouts::runtime::swarm::Swarm;
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::Dt;
 

@@ -2,10 +2,10 @@
 //! compiled per tier, in f32 and f64, with churn and on all threads; changing tier mid-run keeps
 //! every entity; a tier this CPU lacks is skipped here with the reason, and refused by name.
 
-use entity_layouts::action::Action;
-use entity_layouts::catalog::AllLayouts;
-use entity_layouts::driver::Driver;
 use entity_layouts::layout::LayoutKind;
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::catalog::AllLayouts;
+use entity_layouts::runtime::driver::Driver;
 use entity_layouts::simd::{SimdChoice, SimdTier, available};
 use entity_layouts::threads::Threads;
 
@@ -131,7 +131,7 @@ fn the_tier_follows_the_population_into_a_new_layout() {
 
 #[test]
 fn scripts_take_simd_baseline_or_best_and_name_them_on_error() {
-    let actions = entity_layouts::script::parse("simd best\nsimd baseline\n").unwrap();
+    let actions = entity_layouts::tools::script::parse("simd best\nsimd baseline\n").unwrap();
     assert_eq!(
         actions,
         [
@@ -140,7 +140,7 @@ fn scripts_take_simd_baseline_or_best_and_name_them_on_error() {
         ]
     );
     assert_eq!(Action::Simd(SimdChoice::Best).to_string(), "simd best");
-    let err = entity_layouts::script::parse("simd fast")
+    let err = entity_layouts::tools::script::parse("simd fast")
         .unwrap_err()
         .to_string();
     assert!(

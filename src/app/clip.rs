@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 
-use entity_layouts::action::{ClipRequest, ClipSettings};
+use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
 use entity_layouts::threads::lower_this_thread_priority;
 
 use super::shots::{ShotTarget, Shots, take_deferred, timestamp};

@@ -38,18 +38,18 @@ use bevy_egui::{EguiPlugin, EguiPostUpdateSet};
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::renderer::{RenderAdapter, RenderAdapterInfo, RenderDevice, RenderQueue};
 use bevy::render::{Render, RenderApp, RenderSystems};
-use entity_layouts::action::Action;
-use entity_layouts::driver::Driver;
 use entity_layouts::error::SimError;
-use entity_layouts::gpu::GpuContext;
 use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::memory::resident_bytes;
-use entity_layouts::pace::Pace;
-use entity_layouts::renderer::Renderer;
-use entity_layouts::script::ScriptRunner;
-use entity_layouts::swarm::Order;
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::driver::Driver;
+use entity_layouts::runtime::gpu::GpuContext;
+use entity_layouts::runtime::pace::Pace;
+use entity_layouts::runtime::renderer::Renderer;
+use entity_layouts::runtime::swarm::Order;
+use entity_layouts::runtime::values::ResortAbove;
 use entity_layouts::threads::Threads;
-use entity_layouts::values::ResortAbove;
+use entity_layouts::tools::script::ScriptRunner;
 use entity_layouts::workload::SpawnPattern;
 
 use clip::ClipPlugin;
@@ -405,7 +405,7 @@ fn share_render_device(
 ) {
     let context = match (device, queue, info, adapter) {
         (Some(device), Some(queue), Some(info), Some(adapter)) => {
-            let queue: &entity_layouts::gpu::context::Queue = &queue.0;
+            let queue: &entity_layouts::runtime::gpu::context::Queue = &queue.0;
             GpuContext::new(
                 device.wgpu_device().clone(),
                 queue.clone(),
@@ -415,7 +415,7 @@ fn share_render_device(
         }
         _ => Err("the renderer has no GPU device".to_string()),
     };
-    if let Err(e) = entity_layouts::gpu::context::install(context) {
+    if let Err(e) = entity_layouts::runtime::gpu::context::install(context) {
         warn!("gpu layout: {e}");
     }
     let Some(start) = start else {
@@ -520,7 +520,7 @@ mod tests {
         let swarm = driver.swarm();
         assert_eq!((swarm.len(), swarm.order()), (n, Order::Group));
         let far = swarm
-            .target_spread(entity_layouts::swarm::group_stretch(n))
+            .target_spread(entity_layouts::runtime::swarm::group_stretch(n))
             .far;
         assert!(far < 0.01, "sorted: {far}");
     }

@@ -10,16 +10,16 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Color32, RichText};
 use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use entity_layouts::action::Action;
-use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::seeking::PREFETCH_AHEAD;
 use entity_layouts::layout::{LayoutKind, SeekKernel};
-use entity_layouts::progress::Work;
-use entity_layouts::renderer::Renderer;
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
+use entity_layouts::runtime::progress::Work;
+use entity_layouts::runtime::renderer::Renderer;
+use entity_layouts::runtime::swarm::{MAX_CHURN, Order};
+use entity_layouts::runtime::values::ResortAbove;
 use entity_layouts::simd::{SimdChoice, SimdTier};
-use entity_layouts::swarm::{MAX_CHURN, Order};
 use entity_layouts::threads::{Threads, core_count};
-use entity_layouts::values::ResortAbove;
 
 use super::clip::Clip;
 use super::render::{Drawing, PointsView};
@@ -524,7 +524,7 @@ fn renderer_picker(ui: &mut egui::Ui, drawing: &Drawing, want: &mut Vec<Action>)
 
 /// Why the gpu layout cannot run here, if it cannot (no adapter, no compute).
 fn gpu_unavailable() -> Option<String> {
-    entity_layouts::gpu::context::availability().err()
+    entity_layouts::runtime::gpu::context::availability().err()
 }
 
 fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing) {

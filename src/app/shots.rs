@@ -14,7 +14,7 @@ use super::render::{Drawing, RenderReady, choose_renderer};
 use super::scoreboard::{self, rows, svg};
 use super::sim::Sim;
 use super::stats::FrameStats;
-use entity_layouts::renderer::Renderer;
+use entity_layouts::runtime::renderer::Renderer;
 
 /// Where screenshots come from: the offscreen image in headless mode, else the window.
 #[derive(Resource)]

@@ -10,14 +10,14 @@ use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
-use entity_layouts::action::{Action, Outcome};
-use entity_layouts::catalog::capacity_limit;
-use entity_layouts::driver::{Driver, LOAD_SLICE};
 use entity_layouts::error::SimError;
 use entity_layouts::layout::DeviceTime;
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::swarm::{Order, TargetSpread};
-use entity_layouts::until_over::UntilOverResult;
+use entity_layouts::runtime::action::{Action, Outcome};
+use entity_layouts::runtime::catalog::capacity_limit;
+use entity_layouts::runtime::driver::{Driver, LOAD_SLICE};
+use entity_layouts::runtime::swarm::{Order, TargetSpread};
+use entity_layouts::runtime::until_over::UntilOverResult;
 
 use super::render::{DRAW_GPU, Drawing, GatheredPoints};
 use super::stats::{FrameSplit, FrameStats, Setting};
@@ -63,7 +63,7 @@ pub struct Notice {
 
 /// A switch or a growth under way, timed from the request to the frame it ends: its frames,
 /// its copying in all and its worst frame, with the share that frame was allowed, and of both
-/// the time the app's thread waited for a core ([`crate::core_wait`]), where it is known.
+/// the time the app's thread waited for a core ([`crate::runtime::core_wait`]), where it is known.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkClock {
     started: Instant,
@@ -496,7 +496,7 @@ impl Sim {
 /// the sort churn has undone, at any count. In id order a group's members are spread over the
 /// whole storage, and nearly every target is far.
 pub fn far_slots(len: usize) -> usize {
-    entity_layouts::swarm::group_stretch(len)
+    entity_layouts::runtime::swarm::group_stretch(len)
 }
 /// How many seekers the panel's spread samples, and how often.
 const SPREAD_SAMPLES: usize = 1 << 16;

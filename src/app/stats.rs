@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use bevy::prelude::Resource;
 
 use entity_layouts::layout::LayoutKind;
-use entity_layouts::renderer::Renderer;
+use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::simd::SimdTier;
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::Systems;

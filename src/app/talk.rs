@@ -12,16 +12,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
-use entity_layouts::action::Action;
-use entity_layouts::action::{ClipRequest, ClipSettings};
 use entity_layouts::layout::{LayoutKind, SeekKernel};
-use entity_layouts::renderer::Renderer;
-use entity_layouts::script::{Busy, SayValues, ScriptRunner};
+use entity_layouts::runtime::action::Action;
+use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
+use entity_layouts::runtime::renderer::Renderer;
+use entity_layouts::runtime::swarm::Order;
 use entity_layouts::simd::SimdChoice;
-use entity_layouts::swarm::Order;
+use entity_layouts::tools::script::{Busy, SayValues, ScriptRunner};
 
 use bevy::render::render_resource::Extent3d;
-use entity_layouts::values::WindowSize;
+use entity_layouts::runtime::values::WindowSize;
 
 use super::clip::Clip;
 use super::hud::Caption;
@@ -107,7 +107,7 @@ impl Signals {
             (SIGINT, &signals.interrupt, 130),
             (SIGTERM, &signals.terminate, 143),
         ] {
-            if let Err(e) = entity_layouts::signals::raise_flag_on(signal, code, flag_set) {
+            if let Err(e) = entity_layouts::tools::signals::raise_flag_on(signal, code, flag_set) {
                 eprintln!(
                     "warning: cannot handle signal {signal}: {e}; it will end the app without a summary"
                 );

@@ -10,7 +10,7 @@ use clap::Args;
 use super::{FAILED, INTERRUPTED, TERMINATED, USAGE};
 use crate::bench::{self, BenchConfig, BenchError};
 use crate::layout::LayoutKind;
-use crate::values::{BenchCount, LayoutName};
+use crate::runtime::values::{BenchCount, LayoutName};
 
 pub fn run(args: BenchArgs) -> ExitCode {
     match run_bench(args) {
@@ -275,7 +275,7 @@ fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     for (signal, code) in [(SIGINT, INTERRUPTED), (SIGTERM, TERMINATED)] {
-        if let Err(e) = crate::signals::raise_flag_on(signal, code.into(), &stop) {
+        if let Err(e) = crate::tools::signals::raise_flag_on(signal, code.into(), &stop) {
             eprintln!(
                 "warning: cannot handle signal {signal}: {e}; it will end the run without saying how to resume"
             );

@@ -1,16 +1,16 @@
 //! `count-frames` (hidden): build a population and step it, nothing else; what `bench --only
-//! counters` runs under cachegrind ([`crate::counters`]).
+//! counters` runs under cachegrind ([`crate::tools::counters`]).
 
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::{failure, usage_error};
-use crate::counters::{FrameSpec, run_frames};
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::runtime::swarm::Order;
+use crate::runtime::values::{BenchCount, LayoutName};
 use crate::simd::SimdTier;
-use crate::swarm::Order;
-use crate::values::{BenchCount, LayoutName};
+use crate::tools::counters::{FrameSpec, run_frames};
 
 #[derive(Args)]
 pub struct CountFramesArgs {

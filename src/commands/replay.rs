@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::usage_error;
 use crate::layout::LayoutKind;
-use crate::script;
-use crate::values::{EntityCount, LayoutName};
+use crate::runtime::values::{EntityCount, LayoutName};
+use crate::tools::script;
 
 #[derive(Args)]
 pub struct ReplayArgs {

@@ -9,10 +9,10 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{FAILED, usage_error};
-use crate::action::Action;
-use crate::driver::APP_MAX_ENTITIES;
-use crate::script;
-use crate::soak::{self, SoakConfig, SoakReport, mib_or_unknown};
+use crate::runtime::action::Action;
+use crate::runtime::driver::APP_MAX_ENTITIES;
+use crate::tools::script;
+use crate::tools::soak::{self, SoakConfig, SoakReport, mib_or_unknown};
 use crate::workload::mix;
 
 /// The longest soak accepted: a day.
@@ -62,7 +62,7 @@ fn parse_minutes(text: &str) -> Result<f64, String> {
 /// `--max-count`: 1 to the app's ceiling, in any form the entity counts take (`2e6`, `100_000`).
 fn parse_max_count(text: &str) -> Result<usize, String> {
     let refused = || format!("'{text}' is not accepted; accepted: 1 to {APP_MAX_ENTITIES}");
-    let count: crate::values::EntityCount = text.parse().map_err(|_| refused())?;
+    let count: crate::runtime::values::EntityCount = text.parse().map_err(|_| refused())?;
     if (1..=APP_MAX_ENTITIES).contains(&count.0) {
         Ok(count.0)
     } else {

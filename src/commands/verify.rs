@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::{FAILED, usage_error};
+use crate::runtime::values::BenchCount;
 use crate::threads;
-use crate::values::BenchCount;
-use crate::verify::fused::Fusion;
-use crate::verify::{Group, VerifyConfig, run_suite};
+use crate::tools::verify::fused::Fusion;
+use crate::tools::verify::{Group, VerifyConfig, run_suite};
 use crate::workload::Dt;
 
 #[derive(Args)]
@@ -91,7 +91,7 @@ fn verify_gpu(_config: &VerifyConfig, _bound: u32, _fused: Option<Fusion>) -> Ex
 
 #[cfg(feature = "gpu")]
 fn verify_gpu(config: &VerifyConfig, bound: u32, fused: Option<Fusion>) -> ExitCode {
-    let ctx = match crate::gpu::context::shared() {
+    let ctx = match crate::runtime::gpu::context::shared() {
         Ok(ctx) => ctx,
         Err(reason) => return usage_error(&format!("verify --gpu needs a GPU adapter: {reason}")),
     };
@@ -111,8 +111,8 @@ fn verify_gpu(config: &VerifyConfig, bound: u32, fused: Option<Fusion>) -> ExitC
         ctx.describe()
     );
     let runs = match fused {
-        Some(fusion) => crate::verify::compare_gpu_fused(config, fusion),
-        None => crate::verify::compare_gpu(config),
+        Some(fusion) => crate::tools::verify::compare_gpu_fused(config, fusion),
+        None => crate::tools::verify::compare_gpu(config),
     };
     let runs = match runs {
         Ok(runs) => runs,

@@ -18,7 +18,7 @@ pub fn skip_or_fail(reason: &str) {
 /// Whether this machine has a GPU adapter (lavapipe in CI); where it has none the test goes on
 /// without the gpu layout and says so, and under CI that is a failure.
 pub fn gpu_adapter() -> bool {
-    match entity_layouts::gpu::context::availability() {
+    match entity_layouts::runtime::gpu::context::availability() {
         Ok(()) => true,
         Err(reason) if under_ci() => panic!("CI must have a GPU adapter (lavapipe): {reason}"),
         Err(reason) => {

@@ -78,7 +78,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// `replay`'s growth per frame (`entity_layouts::driver::GROW_CHUNK`).
+/// `replay`'s growth per frame (`entity_layouts::runtime::driver::GROW_CHUNK`).
 pub const REPLAY_GROW_CHUNK: &str = "250000";
 
 /// What a run of the app printed.

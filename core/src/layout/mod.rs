@@ -4,7 +4,7 @@
 //! Every layout keeps the entities in the same *logical order*: pushes append, `swap_remove(i)`
 //! moves the last entity into slot `i`. Because every layout applies the same operations to the
 //! same order, "remove the entity at index 7" means the same entity everywhere, and resize and
-//! churn (written once, in `entity_layouts::swarm`) need no per-layout id map. Where the bytes actually
+//! churn (written once, in `entity_layouts::runtime::swarm`) need no per-layout id map. Where the bytes actually
 //! sit is each layout's own business: that is the thing being measured.
 
 mod aos;
@@ -52,7 +52,7 @@ use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink};
 
-/// A storage for entities, driven by `entity_layouts::swarm::Swarm`: what every layout does.
+/// A storage for entities, driven by `entity_layouts::runtime::swarm::Swarm`: what every layout does.
 /// The population (pushes, swap-removes, truncation), the two systems every layout runs (move and
 /// regen) and the readout (points for the renderer, entities in logical order, memory). What
 /// only some layouts can do is a capability trait of its own ([`Seeking`], [`InHostMemory`],
@@ -234,7 +234,7 @@ pub trait OnDevice {
     fn prepare_reads(&self, range: Range<usize>);
     /// What the renderer can draw as is: the device's own buffer, as the device module's type.
     /// This crate knows no device API, so it cannot name it; the one who built the layout
-    /// (`entity_layouts::catalog`) can, and takes it back out.
+    /// (`entity_layouts::runtime::catalog`) can, and takes it back out.
     fn device_points(&self) -> Box<dyn std::any::Any>;
 }
 

@@ -494,7 +494,7 @@ impl LayoutKind {
     }
 
     /// Builds an empty layout of this kind if it lives in CPU memory; `None` for the gpu layout,
-    /// which `entity_layouts::catalog` builds.
+    /// which `entity_layouts::runtime::catalog` builds.
     pub fn create_cpu<S: CpuLayouts>(self) -> Option<Box<dyn Layout<S>>> {
         S::create_cpu(self)
     }

@@ -34,7 +34,7 @@ use super::{
     PointsShaders, RenderPoints, fragment_onto_view, params_buffer, point_format_defs,
     points_render_pass,
 };
-use entity_layouts::renderer::Renderer;
+use entity_layouts::runtime::renderer::Renderer;
 
 /// Invocations per workgroup of the raster pass (`@workgroup_size` in `points_raster.wgsl`).
 pub const WORKGROUP: u32 = 256;

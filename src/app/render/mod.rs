@@ -57,8 +57,8 @@ use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup,
 use bevy::shader::ShaderDefVal;
 use bevy_egui::render::systems::EguiPipelines;
 
-use entity_layouts::gpu::GpuPoints;
-use entity_layouts::renderer::Renderer;
+use entity_layouts::runtime::gpu::GpuPoints;
+use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 
 /// The points this frame draws (main world): the CPU layouts' buffer, which the gather writes
@@ -83,7 +83,7 @@ impl GatheredPoints {
     /// stays in the frame's "rest", with the GPU's own copy, as before.
     pub fn gather(
         &mut self,
-        driver: &mut entity_layouts::driver::Driver,
+        driver: &mut entity_layouts::runtime::driver::Driver,
         device: &RenderDevice,
         queue: &RenderQueue,
     ) -> f32 {

@@ -4,7 +4,6 @@
 //! at f32 (move reads x, y, vx, vy and writes x, y: 24 B; regen reads energy, regen and writes
 //! energy: 12 B), so a layout's effective rate is 36 B x n / frame time, whatever it really moved.
 
-use crate::bandwidth::triad;
 use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
@@ -13,11 +12,12 @@ use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
 use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::tools::bandwidth::triad;
 
 pub struct Bandwidth;
 
 const NAME: &str = "bandwidth";
-use crate::bandwidth::FRAME_BYTES_F32;
+use crate::tools::bandwidth::FRAME_BYTES_F32;
 
 impl Experiment for Bandwidth {
     fn name(&self) -> &'static str {

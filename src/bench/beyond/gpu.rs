@@ -14,9 +14,9 @@ use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::catalog::capacity_limit;
 use crate::layout::{DeviceTime, LayoutKind};
-use crate::swarm::Swarm;
+use crate::runtime::catalog::capacity_limit;
+use crate::runtime::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
 
@@ -48,7 +48,7 @@ impl Experiment for Gpu {
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        if let Err(reason) = crate::gpu::context::availability() {
+        if let Err(reason) = crate::runtime::gpu::context::availability() {
             eprintln!("gpu: skipped, {reason}");
             return Vec::new();
         }
@@ -173,7 +173,7 @@ pub const NOTHING_MEASURED: &str =
 /// The record that names the adapter a GPU cell runs on, and the largest population it holds;
 /// `None` without an adapter (the cell then fails on its own).
 pub fn adapter_record(experiment: &str, n: usize) -> Option<Record> {
-    let ctx = crate::gpu::context::shared().ok()?;
+    let ctx = crate::runtime::gpu::context::shared().ok()?;
     let limit = capacity_limit(LayoutKind::Gpu).map_or(String::new(), |l| {
         format!(
             " Largest population on this adapter: {} ({}).",

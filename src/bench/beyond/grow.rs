@@ -1,19 +1,19 @@
 //! Growing to a big count the way the app does (past the studies): the request reserves room for
-//! the whole target, then each frame spawns for its share of the frame ([`crate::pace::Pace::FrameShare`], at least [`MIN_SHARE`]) and steps
+//! the whole target, then each frame spawns for its share of the frame ([`crate::runtime::pace::Pace::FrameShare`], at least [`MIN_SHARE`]) and steps
 //! the population so far. What a speaker sees is the longest frame: a `Vec` or Bevy table that
 //! doubles copies everything it holds within one frame.
 
 use std::time::Instant;
 
-use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, ms_since, table};
 use crate::bench::report::harness::Stats;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::driver::Driver;
 use crate::layout::LayoutKind;
-use crate::pace::MIN_SHARE;
+use crate::runtime::action::Action;
+use crate::runtime::driver::Driver;
+use crate::runtime::pace::MIN_SHARE;
 use crate::workload::SEED;
 
 pub struct Grow;

@@ -22,9 +22,9 @@ use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::bench::studies::crossings::bisect;
 use crate::bench::studies::figures as studies;
-use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
 use crate::workload::{BUDGET_MS, SEED};
@@ -247,7 +247,7 @@ fn instructions() -> Result<Vec<Record>, BenchError> {
     Ok(counted_layouts()
         .into_iter()
         .map(|kind| {
-            let spec = crate::counters::FrameSpec::for_count(kind, COUNTED_N);
+            let spec = crate::tools::counters::FrameSpec::for_count(kind, COUNTED_N);
             let rec = Record::new(NAME, kind.name(), "f32", COUNTED_N);
             instructions_record(&exe, &spec, rec, "simulated")
         })

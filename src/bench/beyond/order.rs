@@ -1,6 +1,6 @@
 //! Order: when sorting pays (past the studies). Seek reads each entity's target, an earlier
 //! member of its own group; in id order that target lies anywhere in the storage, sorted by
-//! group it lies within the group's stretch ([`crate::swarm::Order`]). Per layout and count,
+//! group it lies within the group's stretch ([`crate::runtime::swarm::Order`]). Per layout and count,
 //! one thread, f32: seek in id order, the time to rebuild the population sorted by group, seek
 //! sorted, and seek again after 10% and 50% of the population has churned since the sort
 //! (spawns append, removals swap: the order decays). Beside each seek, the share of seekers
@@ -18,8 +18,8 @@ use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range};
 use crate::layout::seeking::PREFETCH_AHEAD;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::runtime::swarm::{Order, Swarm};
 use crate::simd::SimdTier;
-use crate::swarm::{Order, Swarm};
 use crate::threads::Threads;
 use crate::workload::{Dt, SEED, Systems};
 

@@ -30,13 +30,13 @@ use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::bench::studies::counters;
-use crate::counters::FrameSpec;
-use crate::counters::cachegrind::{self, PINNED};
 use crate::layout::LayoutKind;
 use crate::memory::{release_to_os, resident_bytes};
+use crate::runtime::swarm::Swarm;
 use crate::simd::SimdTier;
-use crate::swarm::Swarm;
 use crate::threads::Threads;
+use crate::tools::counters::FrameSpec;
+use crate::tools::counters::cachegrind::{self, PINNED};
 use crate::workload::SEED;
 use crate::workload::{Dt, EntityState, SpawnPattern, spawn_range};
 

@@ -21,9 +21,9 @@ use crate::bench::report::format::table;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{range, short, spread, summary};
-use crate::catalog::capacity_limit;
 use crate::layout::LayoutKind;
-use crate::renderer::Renderer;
+use crate::runtime::catalog::capacity_limit;
+use crate::runtime::renderer::Renderer;
 
 pub struct Render;
 
@@ -450,7 +450,7 @@ mod tests {
         );
         assert_eq!(text.matches("renderer quads").count(), 3);
         assert_eq!(text.matches("renderer compute").count(), 3);
-        assert!(crate::script::parse(&text).is_ok());
+        assert!(crate::tools::script::parse(&text).is_ok());
     }
 
     #[test]

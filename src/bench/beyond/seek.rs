@@ -17,14 +17,14 @@ use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short};
-use crate::counters::FrameSpec;
-use crate::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
-use crate::counters::cachegrind;
 use crate::layout::LayoutKind;
 use crate::layout::slots::{Handle, Slots};
+use crate::runtime::swarm::Swarm;
 use crate::simd::SimdTier;
-use crate::swarm::Swarm;
 use crate::threads::{Threads, chunk_len, for_each_part};
+use crate::tools::counters::FrameSpec;
+use crate::tools::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
+use crate::tools::counters::cachegrind;
 use crate::workload::SEED;
 use crate::workload::{Dt, SpawnPattern, mix, seek_one, spawn_range};
 

@@ -4,15 +4,15 @@
 //! landed, both through `Driver::frame_step` as the app runs. The table compares their resident
 //! memory; the target is at most 1.5x.
 
-use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::memory::modelled_if;
-use crate::driver::Driver;
 use crate::layout::LayoutKind;
 use crate::memory::resident_bytes;
+use crate::runtime::action::Action;
+use crate::runtime::driver::Driver;
 use crate::workload::SEED;
 
 pub struct Shrink;

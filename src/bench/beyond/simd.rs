@@ -12,7 +12,6 @@
 //! where its gap to SoA comes from: how often the columns' short runs restart, or several runs
 //! sharing one 4 KiB page.
 
-use crate::bandwidth::{FRAME_BYTES_F32, measure_limit};
 use crate::bench::kit::seeded::fill_seeded;
 use crate::bench::report::child::{instructions_record, this_binary};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
@@ -23,9 +22,10 @@ use crate::bench::report::plot::Series;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::layout::{Chunks, Layout, LayoutKind};
+use crate::runtime::swarm::Swarm;
 use crate::simd::{SimdTier, available};
-use crate::swarm::Swarm;
 use crate::threads::Threads;
+use crate::tools::bandwidth::{FRAME_BYTES_F32, measure_limit};
 use crate::workload::Dt;
 use crate::workload::SEED;
 
@@ -49,7 +49,7 @@ const COUNTED_N: usize = 10_000;
 /// Instructions per entity per frame for each layout and tier, simulated; a tier cachegrind
 /// cannot run (or no valgrind at all) is a record saying why.
 fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
-    use crate::counters::FrameSpec;
+    use crate::tools::counters::FrameSpec;
     let exe = this_binary(NAME, cell)?;
     let mut out = Vec::new();
     for kind in LAYOUTS {

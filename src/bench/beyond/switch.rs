@@ -4,7 +4,7 @@
 //! and 10M entities. Two ways:
 //! - **at once** (`Swarm::switch_to`'s cost: everything copied in one frame, what a window would
 //!   freeze for);
-//! - **paced**, as the app does it ([`crate::pace`]): each frame copies for its share of the
+//! - **paced**, as the app does it ([`crate::runtime::pace`]): each frame copies for its share of the
 //!   frame ([`Pace::FrameShare`]; here, with no drawing and the simulation paused, that is
 //!   [`MIN_SHARE`]), in batches sized from the rate measured so far, while the old layout stays
 //!   the one that is read. The table gives the frames it took, the copying in all, the longest
@@ -19,14 +19,14 @@
 
 use std::time::Instant;
 
-use crate::action::Action;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::driver::Driver;
 use crate::layout::LayoutKind;
-use crate::pace::{MIN_SHARE, Pace};
+use crate::runtime::action::Action;
+use crate::runtime::driver::Driver;
+use crate::runtime::pace::{MIN_SHARE, Pace};
 use crate::workload::SEED;
 
 pub struct Switch;

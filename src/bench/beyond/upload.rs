@@ -15,9 +15,9 @@ use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::gpu::GpuContext;
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
+use crate::runtime::gpu::GpuContext;
+use crate::runtime::swarm::Swarm;
 use crate::threads::Threads;
 
 pub struct Upload;
@@ -50,7 +50,7 @@ impl Experiment for Upload {
     }
 
     fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        if let Err(reason) = crate::gpu::context::availability() {
+        if let Err(reason) = crate::runtime::gpu::context::availability() {
             eprintln!("upload: skipped, {reason}");
             return Vec::new();
         }
@@ -65,7 +65,7 @@ impl Experiment for Upload {
         let [layout, n] = cell.parts("<layout>:n=<entities>")?;
         let kind = layout.parse::<LayoutKind>()?;
         let n: usize = Cell::new(NAME, n).value("n=", "")?;
-        let ctx = crate::gpu::context::shared().map_err(|reason| {
+        let ctx = crate::runtime::gpu::context::shared().map_err(|reason| {
             BenchError::from(crate::error::SimError::LayoutUnavailable {
                 layout: "gpu".into(),
                 reason,

@@ -3,10 +3,10 @@
 
 use crate::bench::report::experiment::BenchError;
 use crate::bench::report::harness::{Method, Stats, measure};
-use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::swarm::Swarm;
 use crate::simd::SimdTier;
-use crate::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::{Dt, SEED};
 

@@ -5,7 +5,7 @@
 use crate::bench::report::experiment::BenchError;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::Record;
-use crate::counters::cachegrind;
+use crate::tools::counters::cachegrind;
 
 /// This program's own binary, which cachegrind runs as the counted child.
 pub fn this_binary(experiment: &str, cell: &str) -> Result<std::path::PathBuf, BenchError> {
@@ -20,7 +20,7 @@ pub fn this_binary(experiment: &str, cell: &str) -> Result<std::path::PathBuf, B
 /// cachegrind cannot count it, an `unavailable` record whose param says why after `param: `.
 pub fn instructions_record(
     exe: &std::path::Path,
-    spec: &crate::counters::FrameSpec,
+    spec: &crate::tools::counters::FrameSpec,
     rec: Record,
     param: &str,
 ) -> Record {

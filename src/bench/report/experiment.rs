@@ -9,7 +9,7 @@ use crate::bench::report::harness::Method;
 use crate::bench::report::record::Record;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::values::ValueError;
+use crate::runtime::values::ValueError;
 
 #[derive(Debug, Error)]
 pub enum BenchError {

@@ -11,7 +11,7 @@ use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
+use crate::runtime::swarm::Swarm;
 use crate::workload::SEED;
 
 pub struct Churn;

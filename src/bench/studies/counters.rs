@@ -11,8 +11,8 @@ use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures::{CPP_CACHE_MISSES, CPP_CACHE_REFS, CPP_IPC, CPP_MISS_PCT};
-use crate::counters::{FrameSpec, PerEntity, cachegrind, pmu};
 use crate::layout::LayoutKind;
+use crate::tools::counters::{FrameSpec, PerEntity, cachegrind, pmu};
 
 pub struct Counters;
 

@@ -28,11 +28,11 @@ use crate::bench::report::output::write_atomically;
 use crate::bench::report::record::Record;
 use crate::bench::report::spread::{median, range, short};
 use crate::bench::studies::figures as studies;
-use crate::counters::FrameSpec;
-use crate::counters::cachegrind::{self, PINNED};
 use crate::layout::LayoutKind;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
+use crate::tools::counters::FrameSpec;
+use crate::tools::counters::cachegrind::{self, PINNED};
 
 pub struct Cpp;
 

@@ -14,7 +14,7 @@ use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::{DynAgents, Layout, LayoutKind};
-use crate::swarm::Swarm;
+use crate::runtime::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::Dt;
 use crate::workload::SEED;

@@ -10,8 +10,8 @@ use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures::js_layout_ms;
-use crate::catalog::AllLayouts;
 use crate::layout::LayoutKind;
+use crate::runtime::catalog::AllLayouts;
 use crate::threads::Threads;
 
 pub struct Layouts;

@@ -13,7 +13,7 @@ use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
 use crate::layout::LayoutKind;
 use crate::memory::{peak_resident_bytes, resident_bytes};
-use crate::swarm::Swarm;
+use crate::runtime::swarm::Swarm;
 use crate::workload::SEED;
 
 pub struct Memory;

@@ -10,7 +10,7 @@ use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::layout::LayoutKind;
-use crate::swarm::Swarm;
+use crate::runtime::swarm::Swarm;
 use crate::threads::Threads;
 use crate::workload::SEED;
 use crate::workload::{Dt, SpawnPattern};

@@ -7,13 +7,13 @@
 use std::time::{Duration, Instant};
 
 use super::Driver;
-use crate::catalog::AllLayouts;
-use crate::core_wait;
 use crate::error::SimError;
 use crate::layout::DeviceTime;
-use crate::pace::Pace;
-use crate::swarm::{Order, group_stretch};
-use crate::until_over::{Step, UntilOverResult};
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::core_wait;
+use crate::runtime::pace::Pace;
+use crate::runtime::swarm::{Order, group_stretch};
+use crate::runtime::until_over::{Step, UntilOverResult};
 
 /// How often a re-sort threshold is checked: every 30 frames (half a second at 60 Hz, as the
 /// panel's own reading), because a look samples tens of thousands of seekers.
@@ -46,7 +46,7 @@ pub struct FrameReport {
     /// outside their group's stretch that crossed the threshold.
     pub resorted: Option<f64>,
     /// Of `grow` and `switch`, the time this thread waited for a core, where the driver follows
-    /// it ([`Driver::follow_core_waits`]) and the system says ([`crate::core_wait`]).
+    /// it ([`Driver::follow_core_waits`]) and the system says ([`crate::runtime::core_wait`]).
     pub grow_waited: Option<Duration>,
     pub switch_waited: Option<Duration>,
 }

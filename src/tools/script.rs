@@ -34,16 +34,18 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
-use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
-use crate::pace::Pace;
-use crate::renderer::Renderer;
+use crate::runtime::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
+use crate::runtime::driver::{Driver, GROW_CHUNK};
+use crate::runtime::pace::Pace;
+use crate::runtime::renderer::Renderer;
+use crate::runtime::swarm::Order;
+use crate::runtime::values::{
+    Churn, EntityCount, Frames, LineMs, ResortAbove, ValueError, WindowSize,
+};
 use crate::simd::SimdChoice;
-use crate::swarm::Order;
 use crate::threads::Threads;
-use crate::values::{Churn, EntityCount, Frames, LineMs, ResortAbove, ValueError, WindowSize};
 
 /// A parse error that names the line, what was written there and what is accepted.
 #[derive(Clone, Debug, PartialEq)]

@@ -16,16 +16,16 @@ use std::time::{Duration, Instant};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::action::{Action, Outcome};
-use crate::driver::{Driver, GROW_CHUNK};
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
 use crate::memory::resident_bytes;
-use crate::pace::Pace;
+use crate::runtime::action::{Action, Outcome};
+use crate::runtime::driver::{Driver, GROW_CHUNK};
+use crate::runtime::pace::Pace;
+use crate::runtime::swarm::{MAX_CHURN, Order};
+use crate::runtime::values::ResortAbove;
 use crate::simd::SimdChoice;
-use crate::swarm::{MAX_CHURN, Order};
 use crate::threads::Threads;
-use crate::values::ResortAbove;
 
 /// Counts the swarm keeps coming back to, so that memory after a return can be compared.
 pub const SMALL_COUNTS: [usize; 2] = [10_000, 50_000];

@@ -8,9 +8,9 @@ use super::order::Order;
 use super::population::BATCH;
 use super::queue::Queue;
 use super::switch::{PendingSwitch, Reordering};
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
-use crate::id_index::IdIndex;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::id_index::IdIndex;
 
 impl<S: AllLayouts> Swarm<S> {
     /// Starts rebuilding the population in `order`, in a fresh layout of the same kind, to be

@@ -8,11 +8,11 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::Swarm;
-use crate::catalog::{AllLayouts, capacity_limit};
 use crate::error::SimError;
-use crate::id_index::IdIndex;
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::{available_bytes, largest_allocation};
+use crate::runtime::catalog::{AllLayouts, capacity_limit};
+use crate::runtime::id_index::IdIndex;
 use crate::workload::{EntityState, mix, spawn_range};
 
 /// The default ceiling on a population: far past the app's 10M slider, and still a count whose

@@ -8,10 +8,10 @@
 
 use super::Swarm;
 use super::switch::{PendingSwitch, position_in_copy};
-use crate::catalog::AllLayouts;
-use crate::id_index::IdIndex;
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::PREFETCH_AHEAD;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::id_index::IdIndex;
 use crate::threads::Threads;
 use crate::workload::{Dt, target_of};
 
@@ -229,7 +229,7 @@ mod tests {
 
     use super::*;
     use crate::layout::{LayoutKind, SeekKernel};
-    use crate::swarm::Order;
+    use crate::runtime::swarm::Order;
 
     /// Random churn, shrinks, growth and a switch spread over random steps, with seek between
     /// them: after every operation every handle names the target `target_of` gives (or nothing

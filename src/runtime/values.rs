@@ -9,8 +9,8 @@ use std::str::FromStr;
 use clap::builder::{PossibleValue, TypedValueParser};
 
 use crate::layout::{LayoutKind, TABLE};
-use crate::renderer::Renderer;
-use crate::swarm::{MAX_CHURN, MAX_ENTITIES};
+use crate::runtime::renderer::Renderer;
+use crate::runtime::swarm::{MAX_CHURN, MAX_ENTITIES};
 
 /// The core's values (layout, threads, SIMD tier and choice, spawn pattern) parse in
 /// `entity_layouts_core::values`, with the same error type.
@@ -68,7 +68,7 @@ fn whole_number_in(what: &'static str, text: &str, min: u64, max: u64) -> Result
 
 /// Entities in the app, its scripts and `soak`: 0 to [`MAX_ENTITIES`], the most any layout
 /// takes (the gpu layout); the driver then holds each layout to its own maximum
-/// ([`crate::driver::app_max_entities`], `APP_MAX_ENTITIES` for the CPU layouts) and names it.
+/// ([`crate::runtime::driver::app_max_entities`], `APP_MAX_ENTITIES` for the CPU layouts) and names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntityCount(pub usize);
 
@@ -91,7 +91,7 @@ impl FromStr for BenchCount {
 }
 
 /// Entities spawned per frame while growing, for a run that `replay` reproduces exactly: 1 to
-/// [`MAX_ENTITIES`] (without it the app grows by time, its share of each frame, [`crate::pace::Pace::FrameShare`]).
+/// [`MAX_ENTITIES`] (without it the app grows by time, its share of each frame, [`crate::runtime::pace::Pace::FrameShare`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrowChunk(pub usize);
 
@@ -147,7 +147,7 @@ impl ResortAbove {
         self.0
     }
 
-    /// The threshold as a share of the seekers, as [`crate::swarm::TargetSpread::far`] is.
+    /// The threshold as a share of the seekers, as [`crate::runtime::swarm::TargetSpread::far`] is.
     pub fn share(self) -> f64 {
         f64::from(self.0) / 100.0
     }
@@ -196,14 +196,14 @@ impl FromStr for Frames {
 }
 
 /// The line of `count until-over`: a simulate time in ms, from
-/// [`crate::until_over::MIN_LINE_MS`] to [`crate::until_over::MAX_LINE_MS`].
+/// [`crate::runtime::until_over::MIN_LINE_MS`] to [`crate::runtime::until_over::MAX_LINE_MS`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LineMs(pub f64);
 
 impl FromStr for LineMs {
     type Err = ValueError;
     fn from_str(text: &str) -> Result<Self, ValueError> {
-        use crate::until_over::{MAX_LINE_MS, MIN_LINE_MS};
+        use crate::runtime::until_over::{MAX_LINE_MS, MIN_LINE_MS};
         text.trim()
             .trim_end_matches("ms")
             .trim()

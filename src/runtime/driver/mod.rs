@@ -3,7 +3,7 @@
 //! a pending layout switch on by a frame's share (the same reason), then the systems: seek (when
 //! it is on), move, regen.
 //!
-//! A frame's share is a time budget in the app ([`crate::pace`]), so a slow layout and a fast one
+//! A frame's share is a time budget in the app ([`crate::runtime::pace`]), so a slow layout and a fast one
 //! both keep the frame near its line. Where a switch's chunks fall never changes the result;
 //! where growth's chunks fall does, so a run that must be reproduced exactly (`replay`, the tests,
 //! the app with `--grow-chunk`) grows by a count of entities a frame: a replay of the same script
@@ -18,16 +18,16 @@ use std::time::Duration;
 
 pub use frame::FrameReport;
 
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::pace::{FrameClock, Pace, Pacer};
-use crate::progress::{Eta, Progress, Work};
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::pace::{FrameClock, Pace, Pacer};
+use crate::runtime::progress::{Eta, Progress, Work};
+use crate::runtime::swarm::{MAX_ENTITIES, Order, Swarm};
+use crate::runtime::until_over::Searches;
+use crate::runtime::values::ResortAbove;
 use crate::simd::{SimdChoice, SimdTier};
-use crate::swarm::{MAX_ENTITIES, Order, Swarm};
 use crate::threads::Threads;
-use crate::until_over::Searches;
-use crate::values::ResortAbove;
 use crate::workload::{Dt, SpawnPattern, Systems};
 
 /// The app's entity slider tops out here for the CPU layouts; the driver refuses more with an
@@ -87,18 +87,18 @@ pub struct Driver<S: AllLayouts = f32> {
     /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
     /// layout's app maximum.
     ceiling: Option<usize>,
-    /// `count until-over` searches ([`crate::until_over`]).
+    /// `count until-over` searches ([`crate::runtime::until_over`]).
     searches: Searches,
     /// A reorder asked for while other work was under way (a switch, the start-up fill): it
     /// starts when that ends.
     queued_order: Option<Order>,
     /// Sort again by group when the targets have strayed past this
-    /// ([`crate::action::Action::Resort`]).
+    /// ([`crate::runtime::action::Action::Resort`]).
     resort: Option<ResortAbove>,
     /// Frames until the next look at how far the targets strayed.
     resort_countdown: u32,
     /// Whether a frame's growing and switching are followed by the time this thread waited for
-    /// a core meanwhile ([`crate::core_wait`]; the app's log lines).
+    /// a core meanwhile ([`crate::runtime::core_wait`]; the app's log lines).
     core_waits: bool,
 }
 

@@ -840,7 +840,7 @@ mod tests {
     /// the layout keeps stepping.
     #[test]
     fn timestamps_come_back_without_waiting_for_them() {
-        let Ok(ctx) = crate::gpu::context::shared() else {
+        let Ok(ctx) = crate::runtime::gpu::context::shared() else {
             return;
         };
         if !ctx.has_timestamp_queries {

@@ -141,9 +141,9 @@ pub fn reference_states(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::action::Action;
-    use crate::driver::Driver;
     use crate::layout::LayoutKind;
+    use crate::runtime::action::Action;
+    use crate::runtime::driver::Driver;
 
     const SEED: u64 = 42;
     const COUNT: usize = 5_000;

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::layout::LayoutKind;
-use crate::swarm::Order;
+use crate::runtime::swarm::Order;
 
 /// What the driver is busy with between steady frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

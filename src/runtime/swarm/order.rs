@@ -12,10 +12,10 @@
 //! population moving, churning and growing meanwhile.
 
 use super::Swarm;
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
-use crate::id_index::IdIndex;
 pub use crate::order::Order;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::id_index::IdIndex;
 use crate::workload::{GROUPS, target_of};
 
 /// How far from its target a seeker may sit and still count as beside it: one group's stretch

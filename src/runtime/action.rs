@@ -1,5 +1,5 @@
 //! What a person (or a script standing in for one) can ask for: one vocabulary for script lines,
-//! keys and panel widgets. [`crate::driver::Driver::apply`] carries out the ones that change the
+//! keys and panel widgets. [`crate::runtime::driver::Driver::apply`] carries out the ones that change the
 //! simulation; the app carries out the rest (screenshots, captions, exports, exit), and a script
 //! runner the waits.
 
@@ -7,11 +7,11 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::layout::{LayoutKind, SeekKernel};
-use crate::renderer::Renderer;
+use crate::runtime::renderer::Renderer;
+use crate::runtime::swarm::Order;
+use crate::runtime::values::{ResortAbove, WindowSize};
 use crate::simd::SimdChoice;
-use crate::swarm::Order;
 use crate::threads::Threads;
-use crate::values::{ResortAbove, WindowSize};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
@@ -20,7 +20,7 @@ pub enum Action {
     /// Grow (over the next frames) or shrink (now) to this many entities.
     Count(usize),
     /// Grow until the layout's simulate time (p50 over a few frames) crosses this many ms:
-    /// doubling, then bisecting, over frames ([`crate::until_over`]). A script holds its next
+    /// doubling, then bisecting, over frames ([`crate::runtime::until_over`]). A script holds its next
     /// lines until the search ends.
     CountUntilOver(f64),
     Threads(Threads),

@@ -33,12 +33,12 @@ pub use order::{Order, TargetSpread, group_stretch};
 pub use population::{MAX_CHURN, MAX_ENTITIES};
 pub use switch::SwitchProgress;
 
-use crate::catalog::{self, AllLayouts};
 use crate::error::SimError;
-use crate::id_index::IdIndex;
 use crate::layout::regions::Region;
 use crate::layout::{DeviceTime, Layout, LayoutKind, SeekKernel};
 use crate::memory::MemoryUse;
+use crate::runtime::catalog::{self, AllLayouts};
+use crate::runtime::id_index::IdIndex;
 use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{
@@ -352,7 +352,7 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// The buffer the renderer can draw as is, when the swarm lives on the GPU.
     #[cfg(feature = "gpu")]
-    pub fn gpu_points(&self) -> Option<crate::gpu::GpuPoints> {
+    pub fn gpu_points(&self) -> Option<crate::runtime::gpu::GpuPoints> {
         catalog::device_points(self.layout.on_device()?)
     }
 }

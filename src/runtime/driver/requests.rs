@@ -4,11 +4,11 @@
 //! switch says what it replaced.
 
 use super::{Driver, Eta};
-use crate::action::{Action, Outcome};
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
-use crate::swarm::{MAX_CHURN, Order};
+use crate::runtime::action::{Action, Outcome};
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::swarm::{MAX_CHURN, Order};
 use crate::workload::Systems;
 
 impl<S: AllLayouts> Driver<S> {

@@ -1,7 +1,7 @@
 //! The ids a reorder ([`super::reorder`]) copies, in the new order, handed out as the copy goes.
 
 use super::order::Order;
-use crate::id_index::IdIndex;
+use crate::runtime::id_index::IdIndex;
 use crate::workload::GROUPS;
 
 /// The ids a reorder copies, in its order, handed out as the copy goes: no list of every id is

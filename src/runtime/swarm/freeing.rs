@@ -5,9 +5,9 @@
 //! own, since freeing millions of boxes is work that no frame should wait for.
 
 use super::Swarm;
-use crate::catalog::AllLayouts;
 use crate::layout::{Layout, Released};
 use crate::memory::release_to_os;
+use crate::runtime::catalog::AllLayouts;
 
 /// Layouts smaller than this are freed on the spot: a thread costs more than their `free`s.
 const IN_BACKGROUND_FROM: usize = 100_000;

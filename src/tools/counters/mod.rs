@@ -11,7 +11,7 @@
 //!   Cachegrind models two levels only (L1 and the last level) and no timing, so it gives no
 //!   cycles and no IPC.
 //!
-//! The counted work is exactly the frame the other experiments time: [`crate::swarm::Swarm::step`],
+//! The counted work is exactly the frame the other experiments time: [`crate::runtime::swarm::Swarm::step`],
 //! move then regen, one thread, f32, after the population is complete and warmed up; or the seek
 //! system alone ([`FrameSpec::seek_only`]: every entity reading its target by handle).
 
@@ -21,8 +21,8 @@ pub mod pmu;
 
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::runtime::swarm::{Order, Swarm};
 use crate::simd::SimdTier;
-use crate::swarm::{Order, Swarm};
 use crate::threads::Threads;
 use crate::workload::Dt;
 

@@ -1,10 +1,10 @@
 //! The driver's own tests: requests, pacing, loading and progress, frame by frame.
 
 use super::*;
-use crate::action::{Action, Outcome};
-use crate::pace::Pace;
-use crate::progress::Work;
-use crate::swarm::MAX_CHURN;
+use crate::runtime::action::{Action, Outcome};
+use crate::runtime::pace::Pace;
+use crate::runtime::progress::Work;
+use crate::runtime::swarm::MAX_CHURN;
 
 fn driver(kind: LayoutKind, seed: u64) -> Driver {
     Driver::new(kind, seed).expect("a CPU layout")
@@ -319,7 +319,7 @@ fn progress_says_how_far_a_switch_has_come() {
 #[test]
 fn the_share_of_a_frame_follows_the_frames_run() {
     let mut d = driver(LayoutKind::Soa, 2);
-    assert_eq!(d.frame_share(), crate::pace::MIN_SHARE);
+    assert_eq!(d.frame_share(), crate::runtime::pace::MIN_SHARE);
     for _ in 0..6 {
         d.frame_step();
         std::thread::sleep(Duration::from_millis(40));
@@ -481,8 +481,8 @@ fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
 /// sort brings the spread back down. Every entity and target is kept.
 #[test]
 fn a_resort_threshold_sorts_again_once_churn_has_spread_the_targets() {
-    use crate::swarm::group_stretch;
-    use crate::values::ResortAbove;
+    use crate::runtime::swarm::group_stretch;
+    use crate::runtime::values::ResortAbove;
     let n = 20_000;
     let mut d = driver(LayoutKind::Soa, 6).with_chunks(usize::MAX, 5_000);
     d.apply(&Action::Count(n)).unwrap();

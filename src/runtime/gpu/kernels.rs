@@ -82,7 +82,7 @@ impl Kernels {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("simulate.wgsl"),
             source: wgpu::ShaderSource::Wgsl(
-                include_str!("../../assets/shaders/simulate.wgsl").into(),
+                include_str!("../../../assets/shaders/simulate.wgsl").into(),
             ),
         });
         let constants = [

@@ -19,10 +19,10 @@ use super::Swarm;
 use super::order::Order;
 use super::population::BATCH;
 use super::queue::Queue;
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
-use crate::id_index::IdIndex;
 use crate::layout::{Layout, LayoutKind};
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::id_index::IdIndex;
 
 /// A layout switch spread over calls: `to` receives the entities in logical order, a chunk at a
 /// time, while the current layout stays the one that is read (gathered, exported, checksummed).

@@ -31,9 +31,9 @@ fn unavailable(reason: String) -> SimError {
 impl AllLayouts for f32 {
     #[cfg(feature = "gpu")]
     fn create_gpu() -> Result<Box<dyn Layout<f32>>, SimError> {
-        let ctx = crate::gpu::context::shared().map_err(unavailable)?;
+        let ctx = crate::runtime::gpu::context::shared().map_err(unavailable)?;
         Ok(Box::new(
-            crate::gpu::GpuLayout::new(ctx).map_err(unavailable)?,
+            crate::runtime::gpu::GpuLayout::new(ctx).map_err(unavailable)?,
         ))
     }
 
@@ -57,10 +57,10 @@ impl AllLayouts for f64 {
 /// storage core cannot name the device's types, so the layout hands it over as its own type, and
 /// this is where it is taken back out (the one place that knows both sides).
 #[cfg(feature = "gpu")]
-pub fn device_points(device: &dyn OnDevice) -> Option<crate::gpu::GpuPoints> {
+pub fn device_points(device: &dyn OnDevice) -> Option<crate::runtime::gpu::GpuPoints> {
     device
         .device_points()
-        .downcast::<crate::gpu::GpuPoints>()
+        .downcast::<crate::runtime::gpu::GpuPoints>()
         .ok()
         .map(|points| *points)
 }
@@ -70,7 +70,7 @@ pub fn device_points(device: &dyn OnDevice) -> Option<crate::gpu::GpuPoints> {
 pub fn capacity_limit(kind: LayoutKind) -> Option<CapacityLimit> {
     match kind {
         #[cfg(feature = "gpu")]
-        LayoutKind::Gpu => crate::gpu::context::shared()
+        LayoutKind::Gpu => crate::runtime::gpu::context::shared()
             .ok()
             .map(|ctx| ctx.capacity_limit()),
         _ => None,
@@ -79,7 +79,7 @@ pub fn capacity_limit(kind: LayoutKind) -> Option<CapacityLimit> {
 
 /// A device limit on a layout's population.
 #[cfg(feature = "gpu")]
-pub use crate::gpu::CapacityLimit;
+pub use crate::runtime::gpu::CapacityLimit;
 
 /// A device limit on a layout's population.
 #[cfg(not(feature = "gpu"))]

@@ -5,13 +5,13 @@
 //! its layout holds, and, where a layout has it, through the tuned seek's resolved targets); and
 //! in both storage orders (by id, and sorted by seek group over frames).
 
-use crate::action::Action;
-use crate::catalog::AllLayouts;
-use crate::driver::Driver;
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::runtime::action::Action;
+use crate::runtime::catalog::AllLayouts;
+use crate::runtime::driver::Driver;
+use crate::runtime::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::simd::{SimdTier, available};
-use crate::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::threads::Threads;
 use crate::workload::{Dt, EntityState, Systems};
 

@@ -11,9 +11,9 @@
 
 use super::Swarm;
 use super::switch::{PendingSwitch, Preparing};
-use crate::catalog::AllLayouts;
 use crate::error::SimError;
 use crate::layout::{Layout, LayoutKind};
+use crate::runtime::catalog::AllLayouts;
 
 /// Populations smaller than this are copied into the layout as it is: what a prepare saves them
 /// is less than a thread costs (Bevy's index at 64k entities is 1.5 MB).
@@ -179,8 +179,8 @@ impl<S: AllLayouts> Swarm<S> {
 mod tests {
     use super::*;
     use crate::layout::{LayoutKind, SeekKernel};
+    use crate::runtime::swarm::Order;
     use crate::simd::SimdTier;
-    use crate::swarm::Order;
     use crate::threads::Threads;
     use crate::workload::Dt;
 
