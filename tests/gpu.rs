@@ -220,9 +220,9 @@ fn a_reorder_on_the_gpu_keeps_every_entity_state_and_target() {
     gpu.begin_reorder(Order::Id).unwrap();
     reference.begin_reorder(Order::Id).unwrap();
     let mut steps = 0;
-    while gpu.switch_progress().is_some() {
-        gpu.switch_step(1_500);
-        reference.switch_step(1_500);
+    while gpu.transition().is_some() {
+        gpu.copy_step(1_500);
+        reference.copy_step(1_500);
         for s in [&mut gpu, &mut reference] {
             s.churn(40).unwrap();
             frame(s);

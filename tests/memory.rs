@@ -19,10 +19,10 @@ fn allocated_bytes_follow_the_count_down() {
         swarm.resize(2_000).unwrap();
         // The ECS libraries' tables never shrink: their worlds are rebuilt into fresh ones, a
         // chunk at a time.
-        if let Some(progress) = swarm.switch_progress() {
+        if let Some(progress) = swarm.transition() {
             assert!(kind.is_ecs(), "{kind}: only the ECS libraries rebuild");
             assert_eq!(progress.to, kind, "{kind}: a rebuild keeps the layout");
-            swarm.switch_step(usize::MAX);
+            swarm.copy_step(usize::MAX);
         } else {
             assert!(!kind.is_ecs(), "{kind} did not rebuild");
         }

@@ -13,10 +13,7 @@ fn regions_of<S: AllLayouts>(
     n: usize,
     range: std::ops::Range<usize>,
 ) -> Vec<Region> {
-    let mut swarm = Swarm::<S>::with_count(kind, 42, n).unwrap();
-    let mut out = Vec::new();
-    swarm.layout_mut().unwrap().regions(range, &mut out);
-    out
+    Swarm::<S>::with_count(kind, 42, n).unwrap().regions(range)
 }
 
 fn field(regions: &[Region], f: Field) -> Vec<&Region> {
@@ -131,9 +128,8 @@ fn ecs_table_columns_advance_one_component_per_entity() {
 fn boxed_regions_are_the_boxes_themselves() {
     for kind in [LayoutKind::Boxed, LayoutKind::BoxedShuffled] {
         let mut swarm = Swarm::<f32>::with_count(kind, 42, 2000).unwrap();
+        let regions = swarm.regions(0..2000);
         let layout = swarm.layout_mut().unwrap();
-        let mut regions = Vec::new();
-        layout.regions(0..2000, &mut regions);
         // The visitor is handed each box's contents in place: its address is the box's.
         let mut boxes = Vec::new();
         layout.for_each_entity(&mut |_, state| boxes.push(std::ptr::from_ref(state).addr()));
@@ -166,9 +162,8 @@ fn regions_follow_the_storage_through_churn() {
             swarm.churn(400).unwrap();
         }
         let n = swarm.len();
+        let regions = swarm.regions(0..n);
         let layout = swarm.layout_mut().unwrap();
-        let mut regions = Vec::new();
-        layout.regions(0..n, &mut regions);
         assert_eq!(regions.len(), n * 9, "{kind}");
         if kind == LayoutKind::Boxed {
             let mut boxes = Vec::new();
@@ -190,9 +185,8 @@ fn regions_follow_the_storage_through_churn() {
 #[test]
 fn the_gpu_layout_has_no_host_regions() {
     // Without an adapter the layout cannot be built at all, which is fine here.
-    if let Ok(mut swarm) = Swarm::<f32>::with_count(LayoutKind::Gpu, 42, 100) {
-        let mut out = Vec::new();
-        swarm.layout_mut().unwrap().regions(0..100, &mut out);
-        assert!(out.is_empty());
+    if let Ok(swarm) = Swarm::<f32>::with_count(LayoutKind::Gpu, 42, 100) {
+        assert_eq!(swarm.len(), 100);
+        assert!(swarm.regions(0..100).is_empty());
     }
 }

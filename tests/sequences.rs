@@ -71,7 +71,7 @@ fn apply(swarm: &mut Swarm<f32>, op: Op, switching: Switching) {
             Switching::Spread => swarm.begin_switch(kind).unwrap(),
         },
         Op::SwitchStep(k) if switching == Switching::Spread => {
-            swarm.switch_step(k);
+            swarm.copy_step(k);
         }
         Op::SwitchStep(_) => {}
         Op::Seek(threads) => swarm.step_seek(Dt::default(), threads),
@@ -128,9 +128,9 @@ fn every_layout_follows_random_sequences_exactly() {
             "seed {seed}: ids and states in order"
         );
         // What a pending switch copied so far is read once it takes over.
-        let pending = spreading.switch_progress().map(|p| p.to);
-        spreading.switch_step(usize::MAX);
-        assert_eq!(spreading.switch_progress(), None);
+        let pending = spreading.transition().map(|p| p.to);
+        spreading.copy_step(usize::MAX);
+        assert_eq!(spreading.transition(), None);
         if let Some(kind) = pending {
             assert_eq!(spreading.kind(), kind);
         }
@@ -166,7 +166,7 @@ fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
         let mut spreading = Swarm::<f32>::with_count(from, 21, 5000).unwrap();
         spreading.begin_switch(kind).unwrap();
         for round in 0..6 {
-            spreading.switch_step(300);
+            spreading.copy_step(300);
             for swarm in [&mut reference, &mut spreading] {
                 // Heavy churn removes many entities from the copied part, and appends behind it.
                 swarm.churn(900).unwrap();
@@ -178,7 +178,7 @@ fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
             assert_eq!(spreading.kind(), from, "{kind}: still pending");
             assert_eq!(spreading.checksum(), reference.checksum(), "{kind}");
         }
-        let progress = spreading.switch_progress().expect("pending");
+        let progress = spreading.transition().expect("pending");
         assert_eq!((progress.to, progress.len), (kind, 2000));
         // Shrinking to what was copied completes the switch on the spot.
         let copied = progress.copied;
@@ -195,18 +195,11 @@ fn a_spread_switch_mirrors_churn_and_shrinking_on_what_it_copied() {
 fn switching_back_cancels_and_an_empty_swarm_switches_at_once() {
     let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 2, 1000).unwrap();
     swarm.begin_switch(LayoutKind::Boxed).unwrap();
-    swarm.switch_step(10);
+    swarm.copy_step(10);
     swarm.begin_switch(LayoutKind::Boxed).unwrap();
-    assert_eq!(
-        swarm.switch_progress().unwrap().copied,
-        10,
-        "same kind: kept"
-    );
+    assert_eq!(swarm.transition().unwrap().copied, 10, "same kind: kept");
     swarm.begin_switch(LayoutKind::Soa).unwrap();
-    assert_eq!(
-        (swarm.kind(), swarm.switch_progress()),
-        (LayoutKind::Soa, None)
-    );
+    assert_eq!((swarm.kind(), swarm.transition()), (LayoutKind::Soa, None));
     let mut empty = Swarm::<f32>::new(LayoutKind::Soa, 2).unwrap();
     empty.begin_switch(LayoutKind::EcsTable).unwrap();
     assert_eq!(empty.kind(), LayoutKind::EcsTable);
@@ -298,7 +291,7 @@ fn handles_name_their_targets_through_every_operation_and_seek_agrees() {
                     panic!("seed {seed} step {step} {op:?}: {e}");
                 }
             }
-            if spreading.switch_progress().is_some() {
+            if spreading.transition().is_some() {
                 waited += 1;
             }
         }
@@ -322,21 +315,11 @@ fn a_wrong_handle_is_caught() {
         let mut swarm = Swarm::<f32>::with_count(kind, 3, 2000).unwrap();
         assert_eq!(swarm.check_targets(), Ok(()), "{kind}");
         // Entity 1000's target is an earlier entity; point it at entity 999 instead.
-        swarm
-            .layout_mut()
-            .unwrap()
-            .seeking_mut()
-            .unwrap()
-            .set_targets(1000, &[Some(999)]);
+        swarm.layout_mut().unwrap().set_targets(1000, &[Some(999)]);
         let err = swarm.check_targets().unwrap_err();
         assert!(err.contains("entity 1000 at 1000"), "{kind}: {err}");
         // No target where one is alive: caught too.
-        swarm
-            .layout_mut()
-            .unwrap()
-            .seeking_mut()
-            .unwrap()
-            .set_targets(1000, &[None]);
+        swarm.layout_mut().unwrap().set_targets(1000, &[None]);
         assert!(swarm.check_targets().is_err(), "{kind}");
     }
 }
@@ -357,12 +340,7 @@ fn a_removed_target_leaves_its_seekers_without_one() {
         let at = |swarm: &Swarm<f32>, id: u64| swarm.export().ids.iter().position(|&i| i == id);
         let seeker_at = at(&swarm, seeker).unwrap();
         assert_eq!(
-            swarm
-                .layout_mut()
-                .unwrap()
-                .seeking_mut()
-                .unwrap()
-                .target_at(seeker_at),
+            swarm.layout_mut().unwrap().target_at(seeker_at),
             Some(target)
         );
         // Remove the target by churning until it is gone (churn picks at random).
@@ -374,12 +352,7 @@ fn a_removed_target_leaves_its_seekers_without_one() {
         }
         if let Some(seeker_at) = at(&swarm, seeker) {
             assert_eq!(
-                swarm
-                    .layout_mut()
-                    .unwrap()
-                    .seeking_mut()
-                    .unwrap()
-                    .target_at(seeker_at),
+                swarm.layout_mut().unwrap().target_at(seeker_at),
                 None,
                 "{kind}"
             );

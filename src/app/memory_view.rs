@@ -22,9 +22,9 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui::{Align2, Color32, FontId, Rect, RichText, Sense, Stroke, StrokeKind, Vec2, pos2, vec2};
 
+use entity_layouts::layout::Footprint;
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::layout::regions::{Field, Region, cache_lines, entity_starts, median_stride};
-use entity_layouts::layout::table::Footprint;
 use entity_layouts::threads::{Threads, core_count};
 use entity_layouts::tools::bandwidth::{
     FRAME_BYTES_F32, StreamLimit, effective_gbs, measure_limit,

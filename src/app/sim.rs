@@ -11,9 +11,9 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 
 use entity_layouts::error::SimError;
-use entity_layouts::layout::DeviceTime;
 use entity_layouts::layout::LayoutKind;
 use entity_layouts::runtime::action::{Action, Outcome};
+use entity_layouts::runtime::catalog::DeviceTime;
 use entity_layouts::runtime::catalog::capacity_limit;
 use entity_layouts::runtime::driver::{Driver, LOAD_SLICE};
 use entity_layouts::runtime::swarm::{Order, TargetSpread};
@@ -355,7 +355,7 @@ impl Sim {
     /// once a switch landed), and says so once it is done: the order, the entities, the time
     /// and how far the targets now sit.
     fn follow_order(&mut self, copied: usize) {
-        let pending = self.driver.swarm().switch_progress().and_then(|p| p.order);
+        let pending = self.driver.swarm().transition().and_then(|p| p.order());
         match (&mut self.order_clock, pending) {
             (None, Some(order)) => {
                 // A sort that waited for a switch (or a request this clock missed) began.
@@ -403,7 +403,7 @@ impl Sim {
         if copied > 0 {
             clock.add(self.switch_ms, self.share_ms, self.switch_waited_ms);
         }
-        if self.driver.swarm().switch_progress().is_some() {
+        if self.driver.swarm().transition().is_some() {
             return;
         }
         let (to, clock) = (*to, *clock);
@@ -487,7 +487,7 @@ impl Sim {
 
     /// Still copying entities into the layout being switched to.
     pub fn switching(&self) -> bool {
-        self.driver.swarm().switch_progress().is_some()
+        self.driver.swarm().transition().is_some()
     }
 }
 

@@ -10,11 +10,13 @@
 //!   how far it has come, the search for the count that crosses a line, and the time the
 //!   frame's thread waited for a core.
 //! - [`catalog`]: every layout built by kind, where the core's layouts and the gpu one meet;
-//!   `gpu`: the layout that lives on the GPU. [`id_index`]: each id's logical index.
+//!   `gpu`: the layout that lives on the GPU, and [`device`]: what such a layout is beyond a
+//!   layout. [`id_index`]: each id's logical index.
 
 pub mod action;
 pub mod catalog;
 pub mod core_wait;
+pub mod device;
 pub mod driver;
 #[cfg(feature = "gpu")]
 pub mod gpu;

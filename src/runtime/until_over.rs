@@ -36,13 +36,22 @@ pub struct UntilOverResult {
     pub crossed: bool,
 }
 
-/// A driver's searches: the one under way, how the last one ended until it is taken, and
-/// whether the population is still growing back to the count it found.
+/// A driver's searches: where the search stands, and how the last one ended until it is taken.
 #[derive(Clone, Debug, Default)]
 pub struct Searches {
-    running: Option<UntilOver>,
+    stage: Stage,
     done: Option<UntilOverResult>,
-    settling: bool,
+}
+
+/// Where a search stands.
+#[derive(Clone, Debug, Default)]
+enum Stage {
+    #[default]
+    Idle,
+    /// Measuring counts.
+    Running(UntilOver),
+    /// Over, while the population grows back to the count it found.
+    Settling,
 }
 
 impl Searches {
@@ -57,49 +66,60 @@ impl Searches {
             });
         }
         let (search, probe) = UntilOver::start(line_ms, len, ceiling);
-        self.running = Some(search);
+        self.stage = Stage::Running(search);
         self.done = None;
         Ok(probe)
     }
 
     /// A person picked a count or a layout, or paused: the search gives way.
     pub fn give_way(&mut self) {
-        self.running = None;
-        self.settling = false;
+        self.stage = Stage::Idle;
     }
 
     /// A search is under way, or its population still grows back to the count it found.
     pub fn busy(&self, growing: bool) -> bool {
-        self.running.is_some() || (self.settling && growing)
+        match self.stage {
+            Stage::Idle => false,
+            Stage::Running(_) => true,
+            Stage::Settling => growing,
+        }
     }
 
     pub fn running(&self) -> bool {
-        self.running.is_some()
+        matches!(self.stage, Stage::Running(_))
     }
 
     /// The count a search under way is measuring, and its line.
     pub fn probe(&self) -> Option<(usize, f64)> {
-        self.running.as_ref().map(|s| (s.probe(), s.line_ms()))
+        match &self.stage {
+            Stage::Running(search) => Some((search.probe(), search.line_ms())),
+            Stage::Idle | Stage::Settling => None,
+        }
     }
 
     /// One steady frame's simulate time, for the search under way: what it asks next.
     pub fn observe(&mut self, simulate_ms: f64) -> Option<Step> {
-        self.running.as_mut().map(|s| s.observe(simulate_ms))
+        match &mut self.stage {
+            Stage::Running(search) => Some(search.observe(simulate_ms)),
+            Stage::Idle | Stage::Settling => None,
+        }
     }
 
     /// The search under way ends at `count` in `layout`.
     pub fn end(&mut self, layout: LayoutKind, count: usize, simulate_ms: f64, crossed: bool) {
-        let Some(search) = self.running.take() else {
-            return;
-        };
-        self.settling = true;
-        self.done = Some(UntilOverResult {
-            line_ms: search.line_ms(),
-            layout,
-            count,
-            simulate_ms,
-            crossed,
-        });
+        match std::mem::take(&mut self.stage) {
+            Stage::Running(search) => {
+                self.stage = Stage::Settling;
+                self.done = Some(UntilOverResult {
+                    line_ms: search.line_ms(),
+                    layout,
+                    count,
+                    simulate_ms,
+                    crossed,
+                });
+            }
+            other => self.stage = other,
+        }
     }
 
     /// How the last search ended, once (the app prints it).

@@ -289,8 +289,8 @@ fn check_memory(driver: &mut Driver, reference: &mut Driver, report: &mut SoakRe
     // entities is eleven times the population): compare only churn-free visits.
     let settled = !driver.growing()
         && !reference.growing()
-        && driver.swarm().switch_progress().is_none()
-        && reference.swarm().switch_progress().is_none()
+        && driver.swarm().transition().is_none()
+        && reference.swarm().transition().is_none()
         && driver.churn() == 0;
     if settled {
         // Layouts replaced by switches are freed on other threads: wait, so they are not counted.

@@ -14,7 +14,7 @@ use crate::layout::kernels::{move_records, regen_records};
 use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -114,16 +114,6 @@ impl<S: Scalar> Layout<S> for Aos<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for Aos<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (records, targets) = (&mut self.entities, &self.targets);
         if threads == Threads::One {

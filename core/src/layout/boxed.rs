@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::layout::regions::{Field, Region, state_regions};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
@@ -167,16 +167,6 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for BoxedEntities<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (boxes, targets) = (&mut self.boxes, &self.targets);
         if threads == Threads::One {

@@ -30,7 +30,7 @@ use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -376,16 +376,6 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar, const BYTES: usize, const PAGED: bool> Seeking<S> for Chunks<S, BYTES, PAGED> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (cap, targets) = (Self::CAP, &self.targets);
         if threads == Threads::One {

@@ -18,7 +18,7 @@ use std::ops::Range;
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::seek_into;
 use crate::layout::slots::Targets;
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
 use crate::scalar::Scalar;
@@ -293,16 +293,6 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for DynAgents<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let (agents, targets) = (&mut self.agents, &self.targets);
         if threads == Threads::One {

@@ -39,7 +39,7 @@ use crate::layout::components::{
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
@@ -611,16 +611,6 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar, K: Storage> Seeking<S> for EcsLayout<S, K> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         if self.kernel == SeekKernel::Tuned && self.seek_resolved(dt, threads) {
             return;

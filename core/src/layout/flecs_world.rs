@@ -42,7 +42,7 @@ use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking, SortsInPlace};
+use crate::layout::{InHostMemory, Released, SortsInPlace};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::order::Order;
@@ -520,16 +520,6 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         Some(self)
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for FlecsLayout<S> {
     fn step_seek(&mut self, dt: S, _threads: Threads) {
         let (tier, system) = (self.tier, self.seek_system);
         let world = self.world_here();

@@ -33,7 +33,7 @@ use crate::layout::regions::Region;
 use crate::layout::seeking::{
     NO_TARGET, ResolvedTargets, SeekKernel, born_with, seek_resolved_rows,
 };
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -386,16 +386,6 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for HecsLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         if self.kernel == SeekKernel::Tuned && self.seek_resolved(dt, threads) {
             return;

@@ -13,6 +13,8 @@ pub mod chunks;
 mod components;
 mod dyn_agents;
 mod ecs;
+mod factory;
+pub mod facts;
 mod flecs_world;
 mod hecs_world;
 pub mod interleaved;
@@ -23,11 +25,9 @@ pub mod seeking;
 mod shipyard_world;
 pub mod slots;
 mod soa;
-pub mod table;
 
 use std::collections::TryReserveError;
 use std::ops::Range;
-use std::time::Duration;
 
 pub use aos::Aos;
 pub use boxed::BoxedEntities;
@@ -37,13 +37,14 @@ pub use components::{
 };
 pub use dyn_agents::DynAgents;
 pub use ecs::{EcsLayout, EcsVariant};
+pub use factory::CpuLayouts;
+pub use facts::{DYN_KINDS, Family, Footprint, LayoutKind, LayoutRow, TABLE};
 pub use flecs_world::FlecsLayout;
 pub use hecs_world::HecsLayout;
 pub use interleaved::MoveInterleaved;
 pub use seeking::SeekKernel;
 pub use shipyard_world::ShipyardLayout;
 pub use soa::Soa;
-pub use table::{CpuLayouts, DYN_KINDS, Family, LayoutKind, LayoutRow, TABLE};
 
 use crate::memory::MemoryUse;
 use crate::order::Order;
@@ -52,19 +53,24 @@ use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink};
 
-/// A storage for entities, driven by `entity_layouts::runtime::swarm::Swarm`: what every layout does.
-/// The population (pushes, swap-removes, truncation), the two systems every layout runs (move and
-/// regen) and the readout (points for the renderer, entities in logical order, memory). What
-/// only some layouts can do is a capability trait of its own ([`Seeking`], [`InHostMemory`],
-/// [`OnDevice`]), which a layout names in [`Layout::capabilities`]: the compiler, not a comment,
-/// says which layout seeks. The facts about a layout (its name, what it can do) are its row of
-/// [`table::TABLE`].
-// `is_empty` is `dyn Layout`'s, beside the other helpers made of these methods: the trait
-// itself holds only what each layout must write.
-#[allow(clippy::len_without_is_empty)]
+/// A storage for entities, driven by `entity_layouts::runtime::swarm::Swarm`: what every layout
+/// does. The population (pushes, swap-removes, truncation), the three systems every layout runs
+/// (move, regen, and seek: each entity reads another through the handle it holds), and the
+/// readout (points for the renderer, entities in logical order, memory). The facts about a layout
+/// (its name, its key, what it is) are its row of [`facts::TABLE`].
+///
+/// What only some layouts can do is a trait of its own, so that no layout carries methods that
+/// are never called:
+/// - [`InHostMemory`]: where each entity's bytes are (the app's memory view). Every layout in
+///   this process's memory has it; the gpu layout, whose bytes are on the device, does not.
+/// - [`SortsInPlace`]: the library's own sort of its storage, in one call (flecs' `order_by`);
+///   the others are sorted by the swarm's rebuild, which every layout shares.
 pub trait Layout<S: Scalar>: Send + Sync {
     fn kind(&self) -> LayoutKind;
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Makes room for `additional` more entities or says why not, instead of aborting later.
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError>;
     /// Whether [`Layout::prepare`] does anything: work a fresh layout can do before it is
@@ -83,6 +89,16 @@ pub trait Layout<S: Scalar>: Send + Sync {
     }
     /// Appends entities in order; `ids` and `states` have the same length.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]);
+    /// [`Layout::push`], each new entity pointed at its target as it is spawned: `targets[k]`
+    /// is the logical index of entity `ids[k]`'s target, either already here (below `len()`) or
+    /// among these new ones. What growth and a switch's copy call; a layout whose entities can
+    /// carry their target from birth (the ECS libraries: one more component in the spawned
+    /// bundle) overrides it to save a lookup per entity.
+    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
+        let first = self.len();
+        self.push(ids, states);
+        self.set_targets(first, targets);
+    }
     /// Removes the entity at logical index `index`; the last one takes its place.
     fn swap_remove(&mut self, index: usize);
     /// Keeps the first `len` entities, and gives back the memory that a much larger population,
@@ -104,85 +120,10 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn step_move(&mut self, dt: S, threads: Threads);
     /// The regen system over every entity.
     fn step_regen(&mut self, dt: S, threads: Threads);
-    /// Writes every entity's packed point ([`crate::workload::pack_point`]: position and hp) into
-    /// `out` (`out.len() == self.len()`), in whatever order is fastest for this layout: the
-    /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering. In
-    /// the app `out` is wgpu's staging memory for the points buffer.
-    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads);
-    /// Visits the entities at logical indices `range`, in order (a layout switch spread over
-    /// frames reads one chunk per frame this way).
-    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>));
-    /// Visits the entities at logical indices `at`, in that order (a reorder reads the
-    /// population in its new order this way). Each one is a range of one here; an ECS looks
-    /// them up through one prepared query instead of preparing one per entity.
-    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        for &i in at {
-            self.for_each_entity_in(i..i + 1, visit);
-        }
-    }
-    fn memory(&self) -> MemoryUse;
-    /// The library's own sort of its storage, where it has one ([`SortsInPlace`]). Apart from
-    /// [`Layout::capabilities_mut`] because a layout lends only one of its changing capabilities
-    /// at a time.
-    fn sorts_in_place(&mut self) -> Option<&mut dyn SortsInPlace> {
-        None
-    }
-    /// What this layout can do beyond this trait: each capability it has, as itself.
-    fn capabilities(&self) -> Capabilities<'_, S>;
-    /// The capabilities that change the layout.
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S>;
-}
-
-/// What a layout can do beyond [`Layout`], each a trait of its own; `None` where it cannot.
-pub struct Capabilities<'a, S: Scalar> {
-    pub seeking: Option<&'a dyn Seeking<S>>,
-    pub in_host_memory: Option<&'a dyn InHostMemory>,
-    pub on_device: Option<&'a dyn OnDevice>,
-}
-
-/// The capabilities that change the layout.
-pub struct CapabilitiesMut<'a, S: Scalar> {
-    pub seeking: Option<&'a mut dyn Seeking<S>>,
-}
-
-impl<'a, S: Scalar> Capabilities<'a, S> {
-    /// What a layout in CPU memory has: it seeks, and it says where its bytes are.
-    pub fn in_host<L: Seeking<S> + InHostMemory>(layout: &'a L) -> Self {
-        Capabilities {
-            seeking: Some(layout),
-            in_host_memory: Some(layout),
-            on_device: None,
-        }
-    }
-}
-
-impl<'a, S: Scalar> CapabilitiesMut<'a, S> {
-    /// The changing half of [`Capabilities::in_host`].
-    pub fn in_host<L: Seeking<S>>(layout: &'a mut L) -> Self {
-        CapabilitiesMut {
-            seeking: Some(layout),
-        }
-    }
-}
-
-/// Seeking: an entity holds a handle to another, its target, the way users of this storage
-/// refer to another entity, and the seek system reads the target's position through it. Every
-/// CPU layout seeks; the gpu layout does not yet.
-pub trait Seeking<S: Scalar>: Layout<S> {
     /// The seek system over every entity: each one that holds a target reads the target's
     /// position through its handle and steers toward it ([`crate::workload::seek_one`]). Reads
     /// positions and writes only velocities, so it runs on every core without races.
     fn step_seek(&mut self, dt: S, threads: Threads);
-    /// [`Layout::push`], each new entity pointed at its target as it is spawned: `targets[k]`
-    /// is the logical index of entity `ids[k]`'s target, either already here (below `len()`) or
-    /// among these new ones. What a switch's copy and growth call; a layout whose entities can
-    /// carry their target from birth (the ECS libraries: one more component in the spawned
-    /// bundle) overrides it to save a lookup per entity.
-    fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
-        let first = self.len();
-        self.push(ids, states);
-        self.set_targets(first, targets);
-    }
     /// Points the entities at logical indices `first..first + targets.len()` at their targets,
     /// each given as the logical index of an entity of this layout (below `len()`), or at none.
     /// The layout keeps a handle of its own kind, and that handle survives swap-removes, churn
@@ -200,7 +141,43 @@ pub trait Seeking<S: Scalar>: Layout<S> {
     fn set_seek_kernel(&mut self, _kernel: SeekKernel) -> SeekKernel {
         SeekKernel::Idiomatic
     }
+    /// Writes every entity's packed point ([`crate::workload::pack_point`]: position and hp) into
+    /// `out` (`out.len() == self.len()`), in whatever order is fastest for this layout: the
+    /// renderer draws a set of dots, not a sequence. The only per-layout part of rendering. In
+    /// the app `out` is wgpu's staging memory for the points buffer.
+    fn gather_points(&mut self, out: PointSink<'_>, threads: Threads);
+    /// Visits the entities at logical indices `range`, in order (a layout switch spread over
+    /// frames reads one chunk per frame this way).
+    fn for_each_entity_in(&self, range: Range<usize>, visit: &mut dyn FnMut(u64, &EntityState<S>));
+    /// Visits the entities at logical indices `at`, in that order (a reorder reads the
+    /// population in its new order this way). Each one is a range of one here; an ECS looks
+    /// them up through one prepared query instead of preparing one per entity.
+    fn for_each_entity_at(&self, at: &[usize], visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        for &i in at {
+            self.for_each_entity_in(i..i + 1, visit);
+        }
+    }
+    /// Visits every entity in logical order.
+    fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
+        self.for_each_entity_in(0..self.len(), visit);
+    }
+    fn memory(&self) -> MemoryUse;
+    /// Gives back memory without removing anything ([`Layout::truncate`] to its length).
+    fn release_unused(&mut self) -> Released {
+        let len = self.len();
+        self.truncate(len)
+    }
+    /// The library's own sort of its storage, where it has one ([`SortsInPlace`]).
+    fn sorts_in_place(&mut self) -> Option<&mut dyn SortsInPlace> {
+        None
+    }
 }
+
+/// A layout in this process's memory: every layout but the gpu one. What the core builds
+/// ([`factory`]), and what the swarm holds beside the device's layout.
+pub trait HostLayout<S: Scalar>: Layout<S> + InHostMemory {}
+
+impl<S: Scalar, L: Layout<S> + InHostMemory> HostLayout<S> for L {}
 
 /// A library that sorts its own storage in place, in one call: flecs' `order_by`, what a user
 /// of that library writes instead of rebuilding the world. The swarm's reorder rebuilds every
@@ -220,24 +197,6 @@ pub trait InHostMemory {
     fn regions(&self, range: Range<usize>, out: &mut Vec<regions::Region>);
 }
 
-/// A layout that lives on a device (the gpu layout): its data is not in this process's memory,
-/// its simulate time is the device's, and what it computes arrives when the device is done.
-pub trait OnDevice {
-    /// The simulate time measured on the device: the wall clock around `step_move` and
-    /// `step_regen` only measures submitting the work.
-    fn device_time(&self) -> DeviceTime;
-    /// Waits until the device has carried out everything submitted so far (benchmarks time a
-    /// frame this way).
-    fn finish_device_work(&self);
-    /// A hint: the entities at logical indices `range` are about to be read one at a time (a
-    /// churn during a switch out of this layout); reads are round trips, so fetch them in one.
-    fn prepare_reads(&self, range: Range<usize>);
-    /// What the renderer can draw as is: the device's own buffer, as the device module's type.
-    /// This crate knows no device API, so it cannot name it; the one who built the layout
-    /// (`entity_layouts::runtime::catalog`) can, and takes it back out.
-    fn device_points(&self) -> Box<dyn std::any::Any>;
-}
-
 /// What [`Layout::truncate`] left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Released {
@@ -246,57 +205,6 @@ pub enum Released {
     /// A fresh layout of the same kind, holding the same entities, would give back more: the
     /// library keeps its tables' capacity.
     RebuildWouldFree,
-}
-
-impl<S: Scalar> dyn Layout<S> + '_ {
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Visits every entity in logical order.
-    pub fn for_each_entity(&self, visit: &mut dyn FnMut(u64, &EntityState<S>)) {
-        self.for_each_entity_in(0..self.len(), visit);
-    }
-
-    /// Gives back memory without removing anything ([`Layout::truncate`] to its length).
-    pub fn release_unused(&mut self) -> Released {
-        let len = self.len();
-        self.truncate(len)
-    }
-
-    /// The layout as a seeking one, if it seeks.
-    pub fn seeking(&self) -> Option<&dyn Seeking<S>> {
-        self.capabilities().seeking
-    }
-
-    pub fn seeking_mut(&mut self) -> Option<&mut dyn Seeking<S>> {
-        self.capabilities_mut().seeking
-    }
-
-    /// The layout as one that lives on a device, if it does.
-    pub fn on_device(&self) -> Option<&dyn OnDevice> {
-        self.capabilities().on_device
-    }
-
-    /// Appends where the entities at `range` live; nothing for a layout not in host memory.
-    pub fn regions(&self, range: Range<usize>, out: &mut Vec<regions::Region>) {
-        if let Some(host) = self.capabilities().in_host_memory {
-            host.regions(range, out);
-        }
-    }
-
-    /// [`Seeking::push_seeking`] where the layout seeks, [`Layout::push`] where it does not.
-    pub fn push_with_targets(
-        &mut self,
-        ids: &[u64],
-        states: &[EntityState<S>],
-        targets: &[Option<usize>],
-    ) {
-        match self.seeking_mut() {
-            Some(seeking) => seeking.push_seeking(ids, states, targets),
-            None => self.push(ids, states),
-        }
-    }
 }
 
 /// Why a layout could not make room: host memory (a `Vec` said no), or the device's.
@@ -310,16 +218,6 @@ impl From<TryReserveError> for ReserveError {
     fn from(e: TryReserveError) -> Self {
         ReserveError::Host(e)
     }
-}
-
-/// A simulate time measured on the device (GPU timestamp queries), or why there is none.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum DeviceTime {
-    Measured(Duration),
-    /// Timestamps are on their way back (the first frames after a switch).
-    Waiting,
-    /// The adapter cannot measure it; reports say so rather than show a CPU time.
-    Unavailable(&'static str),
 }
 
 /// Gives a `Vec`'s memory back once it is less than a quarter full: a population that shrank
@@ -362,7 +260,7 @@ mod tests {
         for kind in LayoutKind::CPU {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
             let mut built = kind.create_cpu::<f32>().unwrap();
-            let layout = built.seeking_mut().expect("every CPU layout seeks");
+            let layout = built.as_mut();
             // The model: ids in logical order, and each id's target id.
             let mut ids: Vec<u64> = Vec::new();
             let mut target_of: HashMap<u64, u64> = HashMap::new();

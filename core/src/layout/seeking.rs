@@ -304,9 +304,8 @@ mod tests {
             let states: Vec<_> = ids.iter().map(|&id| spawn::<f32>(7, id)).collect();
             let mut seekers = [SeekKernel::Idiomatic, SeekKernel::Tuned].map(|kernel| {
                 let mut layout = kind.create_cpu::<f32>().expect("a CPU layout");
-                let seeking = layout.seeking_mut().expect("it seeks");
-                assert_eq!(seeking.set_seek_kernel(kernel), kernel);
-                seeking.push_seeking(&ids, &states, &vec![Some(0); ids.len()]);
+                assert_eq!(layout.set_seek_kernel(kernel), kernel);
+                layout.push_seeking(&ids, &states, &vec![Some(0); ids.len()]);
                 layout
             });
             let velocities = |layout: &dyn Layout<f32>| {
@@ -316,11 +315,10 @@ mod tests {
             };
             for retarget in [None, Some(3), Some(499)] {
                 for layout in &mut seekers {
-                    let seeking = layout.seeking_mut().expect("it seeks");
                     if let Some(t) = retarget {
-                        seeking.set_targets(0, &vec![Some(t); 500]);
+                        layout.set_targets(0, &vec![Some(t); 500]);
                     }
-                    seeking.step_seek(0.5, Threads::One);
+                    layout.step_seek(0.5, Threads::One);
                 }
                 let [idiomatic, tuned] = &seekers;
                 let (want, got) = (velocities(idiomatic.as_ref()), velocities(tuned.as_ref()));

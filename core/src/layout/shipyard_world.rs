@@ -39,7 +39,7 @@ use crate::layout::regions::Region;
 use crate::layout::seeking::{
     NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, born_with, prefetch,
 };
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -470,16 +470,6 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for ShipyardLayout<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         let packed = self.tuned && threads == Threads::One;
         if packed && self.kernel == SeekKernel::Tuned {

@@ -14,7 +14,7 @@ use crate::layout::kernels::{move_columns, regen_columns};
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, seek_resolved_columns};
 use crate::layout::slots::Targets;
-use crate::layout::{Capabilities, CapabilitiesMut, InHostMemory, Released, Seeking};
+use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -196,16 +196,6 @@ impl<S: Scalar> Layout<S> for Soa<S> {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, S> {
-        Capabilities::in_host(self)
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, S> {
-        CapabilitiesMut::in_host(self)
-    }
-}
-
-impl<S: Scalar> Seeking<S> for Soa<S> {
     fn step_seek(&mut self, dt: S, threads: Threads) {
         if self.kernel == SeekKernel::Tuned {
             let targets = &self.targets;

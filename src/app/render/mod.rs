@@ -57,7 +57,7 @@ use bevy::render::{ExtractSchedule, MainWorld, Render, RenderApp, RenderStartup,
 use bevy::shader::ShaderDefVal;
 use bevy_egui::render::systems::EguiPipelines;
 
-use entity_layouts::runtime::gpu::GpuPoints;
+use entity_layouts::runtime::device::DevicePoints;
 use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::workload::{POINT_HP_BITS, POINT_X_BITS, POINT_Y_BITS};
 
@@ -87,7 +87,7 @@ impl GatheredPoints {
         device: &RenderDevice,
         queue: &RenderQueue,
     ) -> f32 {
-        if let Some(GpuPoints { buffer, len }) = driver.swarm().gpu_points() {
+        if let Some(DevicePoints { buffer, len }) = driver.swarm().gpu_points() {
             self.draw = Some((Buffer::from(buffer), len));
             return 0.0;
         }

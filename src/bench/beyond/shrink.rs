@@ -28,7 +28,7 @@ fn settle(driver: &mut Driver) -> Result<(), BenchError> {
     for _ in 0..3 {
         driver.frame_step();
     }
-    while driver.growing() || driver.swarm().switch_progress().is_some() {
+    while driver.growing() || driver.swarm().transition().is_some() {
         if let Some(e) = driver.frame_step().error {
             return Err(e.into());
         }

@@ -180,11 +180,11 @@ impl Experiment for Switch {
         paced.apply(&Action::Layout(to))?;
         let begin_ms = ms(t.elapsed());
         let mut copies = Vec::new();
-        while paced.swarm().switch_progress().is_some() {
+        while paced.swarm().transition().is_some() {
             let frame = paced.frame_step();
             // Frames that only wait for the fresh layout to be prepared off the frame thread
             // (Bevy's) copy nothing: they count toward `done`, not as frames of copying.
-            if frame.copied > 0 || paced.swarm().switch_progress().is_none() {
+            if frame.copied > 0 || paced.swarm().transition().is_none() {
                 copies.push(ms(frame.switch));
             }
         }

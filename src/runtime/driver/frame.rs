@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::Driver;
 use crate::error::SimError;
-use crate::layout::DeviceTime;
 use crate::runtime::catalog::AllLayouts;
+use crate::runtime::catalog::DeviceTime;
 use crate::runtime::core_wait;
 use crate::runtime::pace::Pace;
 use crate::runtime::swarm::{Order, group_stretch};
@@ -54,7 +54,7 @@ pub struct FrameReport {
 impl<S: AllLayouts> Driver<S> {
     /// The share of a frame growing and switching may take now ([`Pace::FrameShare`]).
     pub fn frame_share(&self) -> Duration {
-        self.clock.share()
+        self.pacing.clock.share()
     }
 
     /// Fills the population asked for before the first timed frame, with [`Self::load_step`]
@@ -82,11 +82,12 @@ impl<S: AllLayouts> Driver<S> {
         // Into a layout prepared for the count first (Bevy: its entity index grown on a thread),
         // which this slice waits for: loading shows its progress, and no frame is timed.
         if swarm.rehome_to_grow(target) {
-            swarm.switch_step(usize::MAX);
+            swarm.copy_step(usize::MAX);
         }
         let deadline = Instant::now() + slice;
         let spawned = self
-            .load_pacer
+            .pacing
+            .load
             .run(Pace::Budget(slice), deadline, |batch| {
                 let n = batch.min(target.saturating_sub(swarm.len()));
                 if n > 0 {
@@ -98,7 +99,7 @@ impl<S: AllLayouts> Driver<S> {
         if !self.growing() {
             self.loading = false;
             // `--order group` opens sorted: the reorder is part of the fill, before any frame.
-            if let Some(order) = self.queued_order.take() {
+            if let Some(order) = self.ordering.queued.take() {
                 self.swarm.reorder(order)?;
             }
         }
@@ -114,24 +115,20 @@ impl<S: AllLayouts> Driver<S> {
         Ok(())
     }
 
-    /// Copies this frame's share of a pending switch; returns how many entities were copied.
-    fn switch_step(&mut self, frame_start: Instant) -> usize {
-        let Some(progress) = self.swarm.switch_progress() else {
+    /// Copies this frame's share of a transition under way; returns how many entities were
+    /// copied.
+    fn copy_step(&mut self, frame_start: Instant) -> usize {
+        let Some(progress) = self.swarm.transition() else {
             return 0;
         };
-        let pair = (self.swarm.kind(), progress.to);
-        if self.switch_paced != Some(pair) {
-            self.switch_pacer.reset();
-            self.switch_paced = Some(pair);
-        }
-        let deadline = frame_start + self.budget(self.switch_pace);
+        let pace = self.pacing.copy.pace;
+        let deadline = frame_start + self.pacing.budget(pace);
+        let pacer = self.pacing.copy.pacer_for((self.swarm.kind(), progress.to));
         let swarm = &mut self.swarm;
         // The copy is the storage that grows: it holds the entities copied so far.
-        let copied =
-            self.switch_pacer
-                .run_growing(self.switch_pace, deadline, progress.copied, |batch| {
-                    Ok::<_, std::convert::Infallible>(swarm.switch_step(batch))
-                });
+        let copied = pacer.run_growing(pace, deadline, progress.copied, |batch| {
+            Ok::<_, std::convert::Infallible>(swarm.copy_step(batch))
+        });
         copied.unwrap_or_else(|never| match never {})
     }
 
@@ -140,52 +137,30 @@ impl<S: AllLayouts> Driver<S> {
         if self.swarm.len() >= self.target {
             return Ok(0);
         }
+        let pace = self.pacing.grow.pace;
         // Growing by time (the app): a big growth waits for a layout prepared for the count, and
         // the frames meanwhile copy into it. A growth by entities a frame must be the same frame
         // for frame in every run (`replay`), so it grows where it is.
-        if !matches!(self.grow_pace, Pace::Entities(_)) && self.swarm.rehome_to_grow(self.target) {
+        if !matches!(pace, Pace::Entities(_)) && self.swarm.rehome_to_grow(self.target) {
             return Ok(0);
         }
-        if self.grow_paced != Some(self.swarm.kind()) {
-            self.grow_pacer.reset();
-            self.grow_paced = Some(self.swarm.kind());
-        }
-        let deadline = frame_start + self.budget(self.grow_pace);
+        let deadline = frame_start + self.pacing.budget(pace);
+        let pacer = self.pacing.grow.pacer_for(self.swarm.kind());
         let (swarm, target) = (&mut self.swarm, self.target);
         let len = swarm.len();
-        self.grow_pacer
-            .run_growing(self.grow_pace, deadline, len, |batch| {
-                let n = batch.min(target.saturating_sub(swarm.len()));
-                if n > 0 {
-                    swarm.grow(n)?;
-                }
-                Ok(n)
-            })
-    }
-
-    /// The time a pace allows a frame: growing and switching share one budget, counted from the
-    /// frame's start (the switch gets what growing left, and at least one batch).
-    fn budget(&self, pace: Pace) -> Duration {
-        match pace {
-            Pace::FrameShare => self.clock.share(),
-            Pace::Budget(budget) => budget,
-            Pace::Entities(_) => Duration::ZERO,
-        }
-    }
-
-    /// How many entities the next switch step is expected to copy (what a gpu layout fetches
-    /// ahead).
-    fn expected_switch_batch(&self) -> usize {
-        match self.switch_pace {
-            Pace::Entities(n) => n,
-            pace => self.switch_pacer.estimate(self.budget(pace)),
-        }
+        pacer.run_growing(pace, deadline, len, |batch| {
+            let n = batch.min(target.saturating_sub(swarm.len()));
+            if n > 0 {
+                swarm.grow(n)?;
+            }
+            Ok(n)
+        })
     }
 
     /// Churn for this frame (nothing while paused).
     fn churn_step(&mut self) -> Result<(), SimError> {
-        if !self.paused && self.churn > 0 {
-            self.swarm.churn(self.churn)?;
+        if !self.settings.paused && self.settings.churn > 0 {
+            self.swarm.churn(self.settings.churn)?;
         }
         Ok(())
     }
@@ -193,9 +168,9 @@ impl<S: AllLayouts> Driver<S> {
     /// The systems for this frame (nothing while paused), each timed; counts the frame either
     /// way. Then the next switch chunk's read starts, to overlap the rest of the frame.
     fn simulate_step(&mut self, report: &mut FrameReport) {
-        if !self.paused {
-            let (dt, threads) = (self.dt, self.threads);
-            if self.systems.seeks() {
+        if !self.settings.paused {
+            let (dt, threads) = (self.settings.dt, self.settings.threads);
+            if self.settings.systems.seeks() {
                 let t = Instant::now();
                 self.swarm.step_seek(dt, threads);
                 report.seek = t.elapsed();
@@ -207,7 +182,7 @@ impl<S: AllLayouts> Driver<S> {
             self.swarm.step_regen(dt, threads);
             report.regen = t.elapsed();
         }
-        self.swarm.prefetch_switch(self.expected_switch_batch());
+        self.swarm.prefetch_copy(self.pacing.expected_copy_batch());
         self.frame += 1;
     }
 
@@ -218,9 +193,9 @@ impl<S: AllLayouts> Driver<S> {
     pub fn frame_step(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let frame_start = Instant::now();
-        self.clock.frame_started(frame_start);
+        self.pacing.clock.frame_started(frame_start);
         let t = frame_start;
-        let waited = self.core_waits && self.growing();
+        let waited = self.settings.core_waits && self.growing();
         let waited = waited.then(core_wait::waited).flatten();
         match self.grow_step(frame_start) {
             Ok(spawned) => report.spawned = spawned,
@@ -233,14 +208,14 @@ impl<S: AllLayouts> Driver<S> {
         report.grow_waited = core_wait::since(waited);
         let t = Instant::now();
         if let Err(e) = self.churn_step() {
-            self.churn = 0;
+            self.settings.churn = 0;
             report.error = Some(e);
         }
         report.churn = t.elapsed();
         let t = Instant::now();
-        let waited = self.core_waits.then(core_wait::waited).flatten();
-        if self.swarm.switch_progress().is_none()
-            && let Some(order) = self.queued_order.take()
+        let waited = self.settings.core_waits.then(core_wait::waited).flatten();
+        if self.swarm.transition().is_none()
+            && let Some(order) = self.ordering.queued.take()
             && let Err(e) = self.start_order(order)
         {
             report.error = Some(e);
@@ -251,10 +226,10 @@ impl<S: AllLayouts> Driver<S> {
                 Err(e) => report.error = Some(e),
             }
         }
-        report.copied = self.switch_step(frame_start);
+        report.copied = self.copy_step(frame_start);
         report.switch = t.elapsed();
         report.switch_waited = core_wait::since(waited);
-        self.clock.copied(report.grow + report.switch);
+        self.pacing.clock.copied(report.grow + report.switch);
         let t = Instant::now();
         self.simulate_step(&mut report);
         report.simulate = t.elapsed();
@@ -267,19 +242,19 @@ impl<S: AllLayouts> Driver<S> {
     /// [`RESORT_CHECK_FRAMES`] frames while a re-sort threshold is set and nothing else is under
     /// way; the share, when it is past the threshold.
     fn resort_due(&mut self) -> Option<f64> {
-        let threshold = self.resort?;
+        let threshold = self.ordering.resort?;
         let settled = !self.loading()
-            && self.swarm.switch_progress().is_none()
-            && self.queued_order.is_none()
+            && self.swarm.transition().is_none()
+            && self.ordering.queued.is_none()
             && self.swarm.order() == Order::Group;
         if !settled {
             return None;
         }
-        if self.resort_countdown > 0 {
-            self.resort_countdown -= 1;
+        if self.ordering.countdown > 0 {
+            self.ordering.countdown -= 1;
             return None;
         }
-        self.resort_countdown = RESORT_CHECK_FRAMES;
+        self.ordering.countdown = RESORT_CHECK_FRAMES;
         let stretch = group_stretch(self.swarm.len());
         let far = self
             .swarm
@@ -307,7 +282,7 @@ impl<S: AllLayouts> Driver<S> {
     /// Feeds a steady frame's simulate time to a search under way, and carries out what it asks.
     fn until_over_step(&mut self, report: &FrameReport) {
         let steady = !self.growing()
-            && self.swarm.switch_progress().is_none()
+            && self.swarm.transition().is_none()
             && report.spawned == 0
             && report.copied == 0
             && report.error.is_none();

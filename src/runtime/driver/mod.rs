@@ -10,6 +10,7 @@
 //! without a window then ends in the same checksum as the app.
 
 mod frame;
+mod pacing;
 mod requests;
 #[cfg(test)]
 mod tests;
@@ -17,13 +18,14 @@ mod tests;
 use std::time::Duration;
 
 pub use frame::FrameReport;
+use pacing::Pacing;
 
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::runtime::catalog::AllLayouts;
-use crate::runtime::pace::{FrameClock, Pace, Pacer};
-use crate::runtime::progress::{Eta, Progress, Work};
-use crate::runtime::swarm::{MAX_ENTITIES, Order, Swarm};
+use crate::runtime::pace::Pace;
+use crate::runtime::progress::{Progress, Work};
+use crate::runtime::swarm::{MAX_ENTITIES, Order, Purpose, Swarm};
 use crate::runtime::until_over::Searches;
 use crate::runtime::values::ResortAbove;
 use crate::simd::{SimdChoice, SimdTier};
@@ -55,51 +57,66 @@ pub const GROW_CHUNK: usize = 250_000;
 /// 100 ms slices, 10M into `ecs-table` loaded in 20.6 s in the window, most of it drawing).
 pub const LOAD_SLICE: Duration = Duration::from_millis(250);
 
-/// The live simulation: a swarm, the count it is growing or shrinking to, and the settings a
-/// person changes (through [`Driver::apply`], the one way in). `S` is `f32` for the app; `verify`
-/// runs `f64` too.
+/// The live simulation: a swarm, the count it is growing or shrinking to, the settings a person
+/// changes (through [`Driver::apply`], the one way in), how growing and copying are paced, and
+/// the order asked for. `S` is `f32` for the app; `verify` runs `f64` too.
 pub struct Driver<S: AllLayouts = f32> {
     swarm: Swarm<S>,
     target: usize,
+    settings: Settings,
+    pacing: Pacing,
+    ordering: Ordering,
+    frame: u64,
+    /// Filling the start-up population ([`Self::begin_loading`]).
+    loading: bool,
+    /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
+    /// layout's app maximum.
+    ceiling: Option<usize>,
+    /// `count until-over` searches ([`crate::runtime::until_over`]).
+    searches: Searches,
+}
+
+/// What a person sets and every frame runs by (the seek kernel and the SIMD tier a layout runs
+/// are the swarm's, which builds the layouts).
+#[derive(Clone, Copy, Debug)]
+struct Settings {
     threads: Threads,
     simd: SimdChoice,
     churn: usize,
     systems: Systems,
     paused: bool,
     dt: Dt,
-    frame: u64,
-    grow_pace: Pace,
-    switch_pace: Pace,
-    grow_pacer: Pacer,
-    switch_pacer: Pacer,
-    /// The frames as this machine runs them: what [`Pace::FrameShare`] takes its share of.
-    clock: FrameClock,
-    /// Filling the start-up population ([`Self::begin_loading`]).
-    loading: bool,
-    load_pacer: Pacer,
-    /// When growing toward the count and the pending switch began (the progress' time left).
-    grow_eta: Option<Eta>,
-    switch_eta: Option<(LayoutKind, Eta)>,
-    /// What the pacers' rates were measured on: growing into this layout, and switching from
-    /// and to these (a new pair starts with a small batch again).
-    grow_paced: Option<LayoutKind>,
-    switch_paced: Option<(LayoutKind, LayoutKind)>,
-    /// A ceiling for every layout set with [`Self::with_max_entities`], in place of each
-    /// layout's app maximum.
-    ceiling: Option<usize>,
-    /// `count until-over` searches ([`crate::runtime::until_over`]).
-    searches: Searches,
-    /// A reorder asked for while other work was under way (a switch, the start-up fill): it
-    /// starts when that ends.
-    queued_order: Option<Order>,
+    /// Whether a frame's growing and copying are followed by the time this thread waited for a
+    /// core meanwhile ([`crate::runtime::core_wait`]; the app's log lines).
+    core_waits: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            threads: Threads::One,
+            simd: SimdChoice::Baseline,
+            churn: 0,
+            systems: Systems::MoveRegen,
+            paused: false,
+            dt: Dt::default(),
+            core_waits: false,
+        }
+    }
+}
+
+/// The storage order asked for beyond what is under way: a sort that waits for other work, and
+/// the re-sort threshold.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ordering {
+    /// A sort asked for while other work was under way (a switch, the start-up fill): it starts
+    /// when that ends.
+    queued: Option<Order>,
     /// Sort again by group when the targets have strayed past this
     /// ([`crate::runtime::action::Action::Resort`]).
     resort: Option<ResortAbove>,
     /// Frames until the next look at how far the targets strayed.
-    resort_countdown: u32,
-    /// Whether a frame's growing and switching are followed by the time this thread waited for
-    /// a core meanwhile ([`crate::runtime::core_wait`]; the app's log lines).
-    core_waits: bool,
+    countdown: u32,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -107,60 +124,42 @@ impl<S: AllLayouts> Driver<S> {
     /// and switching within a share of each frame ([`Pace::FrameShare`]). Fails only for a layout
     /// this machine cannot run (the gpu layout without a GPU adapter).
     pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
-        let swarm = Swarm::new(kind, seed)?;
         Ok(Self {
-            swarm,
+            swarm: Swarm::new(kind, seed)?,
             target: 0,
-            threads: Threads::One,
-            simd: SimdChoice::Baseline,
-            churn: 0,
-            systems: Systems::MoveRegen,
-            paused: false,
-            dt: Dt::default(),
+            settings: Settings::default(),
+            pacing: Pacing::default(),
+            ordering: Ordering::default(),
             frame: 0,
-            grow_pace: Pace::default(),
-            switch_pace: Pace::default(),
-            grow_pacer: Pacer::default(),
-            switch_pacer: Pacer::default(),
-            clock: FrameClock::default(),
             loading: false,
-            load_pacer: Pacer::default(),
-            grow_eta: None,
-            switch_eta: None,
-            grow_paced: None,
-            switch_paced: None,
             ceiling: None,
-            queued_order: None,
-            resort: None,
-            resort_countdown: 0,
             searches: Searches::default(),
-            core_waits: false,
         })
     }
 
     /// Entities spawned and copied per frame while growing and switching (`usize::MAX`: all at
     /// once, on the next frame), instead of a time budget.
     pub fn with_chunks(mut self, grow: usize, switch: usize) -> Self {
-        self.grow_pace = Pace::Entities(grow.max(1));
-        self.switch_pace = Pace::Entities(switch.max(1));
+        self.pacing.grow.pace = Pace::Entities(grow.max(1));
+        self.pacing.copy.pace = Pace::Entities(switch.max(1));
         self
     }
 
     /// How growing toward the count is paced ([`Pace::Entities`] for a reproducible run).
     pub fn with_grow_pace(mut self, pace: Pace) -> Self {
-        self.grow_pace = pace;
+        self.pacing.grow.pace = pace;
         self
     }
 
     /// How a layout switch is paced.
     pub fn with_switch_pace(mut self, pace: Pace) -> Self {
-        self.switch_pace = pace;
+        self.pacing.copy.pace = pace;
         self
     }
 
     /// How growing is paced.
     pub fn grow_pace(&self) -> Pace {
-        self.grow_pace
+        self.pacing.grow.pace
     }
 
     /// Runs the kernels on `tier` (any tier the CPU has, not only the baseline or the best that
@@ -171,7 +170,7 @@ impl<S: AllLayouts> Driver<S> {
     }
 
     pub fn with_dt(mut self, dt: Dt) -> Self {
-        self.dt = dt;
+        self.settings.dt = dt;
         self
     }
 
@@ -201,21 +200,20 @@ impl<S: AllLayouts> Driver<S> {
 
     /// The layout the swarm is in, or is being switched to.
     pub fn requested_layout(&self) -> LayoutKind {
-        self.swarm
-            .switch_progress()
-            .map_or(self.swarm.kind(), |p| p.to)
+        self.swarm.transition().map_or(self.swarm.kind(), |p| p.to)
     }
 
     /// The order asked for: a pending or queued reorder's, else the one the population was last
     /// arranged in.
     /// When a population sorted by group is sorted again, if ever.
     pub fn resort(&self) -> Option<ResortAbove> {
-        self.resort
+        self.ordering.resort
     }
 
     pub fn requested_order(&self) -> Order {
-        self.queued_order
-            .or_else(|| self.swarm.switch_progress().and_then(|p| p.order))
+        self.ordering
+            .queued
+            .or_else(|| self.swarm.transition().and_then(|p| p.order()))
             .unwrap_or(self.swarm.order())
     }
 
@@ -231,36 +229,36 @@ impl<S: AllLayouts> Driver<S> {
 
     /// A switch, a sort or a growth under way (what a script's `wait done` waits for).
     pub fn working(&self) -> bool {
-        self.growing() || self.swarm.switch_progress().is_some()
+        self.growing() || self.swarm.transition().is_some()
     }
 
     pub fn churn(&self) -> usize {
-        self.churn
+        self.settings.churn
     }
 
     /// The systems each frame runs ([`Action::Seek`]).
     pub fn systems(&self) -> Systems {
-        self.systems
+        self.settings.systems
     }
 
     pub fn threads(&self) -> Threads {
-        self.threads
+        self.settings.threads
     }
 
     /// The SIMD choice in force ([`Action::Simd`]).
     pub fn simd(&self) -> SimdChoice {
-        self.simd
+        self.settings.simd
     }
 
     pub fn paused(&self) -> bool {
-        self.paused
+        self.settings.paused
     }
 
     /// Follows each frame's growing and switching with the time this thread waited for a core
     /// meanwhile ([`FrameReport::grow_waited`], [`FrameReport::switch_waited`]): the app does,
     /// for its log lines. Off elsewhere, so that nothing is read that nothing reports.
     pub fn follow_core_waits(&mut self, on: bool) {
-        self.core_waits = on;
+        self.settings.core_waits = on;
     }
 
     /// The most entities `kind` takes in this driver: the layout's app maximum, or the ceiling
@@ -288,6 +286,7 @@ impl<S: AllLayouts> Driver<S> {
             done: self.swarm.len(),
             total: self.target,
             left: self
+                .pacing
                 .grow_eta
                 .and_then(|eta| eta.left(self.swarm.len(), self.target)),
         });
@@ -298,19 +297,20 @@ impl<S: AllLayouts> Driver<S> {
         // growing line says how far the count is), and no clock of its own: it is the growth's.
         let switch = self
             .swarm
-            .switch_progress()
-            .filter(|p| p.for_growth.is_none() || p.len > 0)
+            .transition()
+            .filter(|p| !matches!(p.purpose, Purpose::Grow(_)) || p.len > 0)
             .map(|p| Progress {
-                work: match (p.order, p.for_growth) {
-                    (Some(order), _) => Work::Sorting(order),
-                    (None, Some(count)) => Work::Preparing(p.to, count),
-                    (None, None) => Work::Switching(p.to),
+                work: match p.purpose {
+                    Purpose::Sort(order) => Work::Sorting(order),
+                    Purpose::Grow(count) => Work::Preparing(p.to, count),
+                    Purpose::Switch => Work::Switching(p.to),
                 },
                 done: p.copied,
                 total: p.len,
                 left: self
-                    .switch_eta
-                    .filter(|(to, _)| *to == p.to && p.for_growth.is_none())
+                    .pacing
+                    .copy_eta
+                    .filter(|(to, _)| *to == p.to && !matches!(p.purpose, Purpose::Grow(_)))
                     .and_then(|(_, eta)| eta.left(p.copied, p.len)),
             });
         switch.into_iter().chain(grow).collect()
@@ -320,17 +320,17 @@ impl<S: AllLayouts> Driver<S> {
     /// `final: N entities, layout L[ (switch to K pending: C copied)], F frames simulated,
     /// checksum X`.
     pub fn final_line(&self) -> String {
-        let pending =
-            self.swarm
-                .switch_progress()
-                .map_or(String::new(), |p| match (p.order, p.for_growth) {
-                    (Some(order), _) => format!(" (order {order} pending: {} copied)", p.copied),
-                    (None, Some(count)) => format!(
-                        " (move into {} prepared for {count} pending: {} copied)",
-                        p.to, p.copied
-                    ),
-                    (None, None) => format!(" (switch to {} pending: {} copied)", p.to, p.copied),
-                });
+        let pending = self
+            .swarm
+            .transition()
+            .map_or(String::new(), |p| match p.purpose {
+                Purpose::Sort(order) => format!(" (order {order} pending: {} copied)", p.copied),
+                Purpose::Grow(count) => format!(
+                    " (move into {} prepared for {count} pending: {} copied)",
+                    p.to, p.copied
+                ),
+                Purpose::Switch => format!(" (switch to {} pending: {} copied)", p.to, p.copied),
+            });
         format!(
             "final: {} entities, layout {}{pending}, {} frames simulated, checksum {:016x}",
             self.swarm.len(),
@@ -342,7 +342,7 @@ impl<S: AllLayouts> Driver<S> {
 
     /// Every entity's packed point into `out`, on the driver's thread setting.
     pub fn gather_points(&mut self, out: &mut Vec<u32>) {
-        self.swarm.gather_points(out, self.threads);
+        self.swarm.gather_points(out, self.settings.threads);
     }
 
     /// Every entity's packed point into `out` (exactly [`Self::len`] points: wgpu's staging

@@ -3,11 +3,12 @@
 //! refused request changes nothing and says why; a request that replaces or cancels a pending
 //! switch says what it replaced.
 
-use super::{Driver, Eta};
+use super::Driver;
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::runtime::action::{Action, Outcome};
 use crate::runtime::catalog::AllLayouts;
+use crate::runtime::progress::Eta;
 use crate::runtime::swarm::{MAX_CHURN, Order};
 use crate::workload::Systems;
 
@@ -45,14 +46,14 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::Churn(n) => {
-                let different = n != self.churn;
+                let different = n != self.settings.churn;
                 self.set_churn(n)?;
                 Ok(changed(different))
             }
             Action::Seek(on) => {
                 let systems = Systems::with_seek(on);
-                let different = systems != self.systems;
-                self.systems = systems;
+                let different = systems != self.settings.systems;
+                self.settings.systems = systems;
                 Ok(changed(different))
             }
             Action::SeekKernel(kernel) => {
@@ -62,25 +63,25 @@ impl<S: AllLayouts> Driver<S> {
             }
             Action::Order(order) => self.set_order(order),
             Action::Resort(threshold) => {
-                let different = threshold != self.resort;
-                self.resort = threshold;
-                self.resort_countdown = 0;
+                let different = threshold != self.ordering.resort;
+                self.ordering.resort = threshold;
+                self.ordering.countdown = 0;
                 Ok(changed(different))
             }
             Action::Threads(threads) => {
-                let different = threads != self.threads;
-                self.threads = threads;
+                let different = threads != self.settings.threads;
+                self.settings.threads = threads;
                 Ok(changed(different))
             }
             Action::Simd(choice) => {
-                let different = choice != self.simd;
-                self.simd = choice;
+                let different = choice != self.settings.simd;
+                self.settings.simd = choice;
                 self.swarm.set_simd(choice.tier());
                 Ok(changed(different))
             }
             Action::Pause(paused) => {
-                let different = paused != self.paused;
-                self.paused = paused;
+                let different = paused != self.settings.paused;
+                self.settings.paused = paused;
                 Ok(changed(different))
             }
             Action::Wait(_)
@@ -111,8 +112,8 @@ impl<S: AllLayouts> Driver<S> {
             // Room for the whole target now, so the frames that grow toward it never reallocate.
             self.swarm.reserve(n - len)?;
         }
-        if n > len && (self.grow_eta.is_none() || !self.growing()) {
-            self.grow_eta = Some(Eta::new(len));
+        if n > len && (self.pacing.grow_eta.is_none() || !self.growing()) {
+            self.pacing.grow_eta = Some(Eta::new(len));
         }
         self.target = n;
         Ok(())
@@ -125,11 +126,11 @@ impl<S: AllLayouts> Driver<S> {
                 max: MAX_CHURN,
             });
         }
-        if per_frame < self.churn {
+        if per_frame < self.settings.churn {
             // Heavy churn's working memory (and the heap it scattered) is no longer needed.
             self.swarm.release_memory();
         }
-        self.churn = per_frame;
+        self.settings.churn = per_frame;
         Ok(())
     }
 
@@ -141,16 +142,16 @@ impl<S: AllLayouts> Driver<S> {
         }
         self.check_layout_max(kind, self.target.max(self.swarm.len()))?;
         let current = self.swarm.kind();
-        let pending = self.swarm.switch_progress();
+        let pending = self.swarm.transition();
         self.swarm.begin_switch(kind)?;
         // A pending reorder gives way to the switch, and starts again once it lands: the switch
         // keeps the logical order, so the new layout is sorted as the old one would have been.
-        if let Some(order) = pending.and_then(|p| p.order) {
-            self.queued_order = Some(order);
+        if let Some(order) = pending.and_then(|p| p.order()) {
+            self.ordering.queued = Some(order);
         }
         // Only a switch to another layout is replaced in the user's eyes: a reorder starts again
         // once the switch lands, and a move made for growth was the app's own doing.
-        let pending = pending.filter(|p| p.order.is_none() && p.for_growth.is_none());
+        let pending = pending.filter(|p| p.is_switch());
         let outcome = match pending {
             _ if kind == current => Outcome::SwitchCancelled {
                 staying: kind,
@@ -170,7 +171,7 @@ impl<S: AllLayouts> Driver<S> {
                 entities: self.swarm.len(),
             },
         };
-        self.switch_eta = self.swarm.switch_progress().map(|p| (p.to, Eta::new(0)));
+        self.pacing.copy_eta = self.swarm.transition().map(|p| (p.to, Eta::new(0)));
         Ok(outcome)
     }
 
@@ -178,32 +179,26 @@ impl<S: AllLayouts> Driver<S> {
     /// start-up fill or a pending switch ends. Refused for a layout that cannot be read out in
     /// a new order (the gpu one), with nothing changed.
     fn set_order(&mut self, order: Order) -> Result<Outcome, SimError> {
-        let plain_switch = self
-            .swarm
-            .switch_progress()
-            .is_some_and(|p| p.order.is_none());
+        let plain_switch = self.swarm.transition().is_some_and(|p| p.order().is_none());
         if self.loading() || plain_switch {
-            let different = self.queued_order != Some(order);
-            self.queued_order = Some(order);
+            let different = self.ordering.queued != Some(order);
+            self.ordering.queued = Some(order);
             return Ok(if different {
                 Outcome::ReorderQueued { order }
             } else {
                 Outcome::Unchanged
             });
         }
-        self.queued_order = None;
+        self.ordering.queued = None;
         self.start_order(order)
     }
 
     /// [`Self::set_order`] with nothing in the way.
     pub(super) fn start_order(&mut self, order: Order) -> Result<Outcome, SimError> {
-        let pending = self.swarm.switch_progress().and_then(|p| p.order);
+        let pending = self.swarm.transition().and_then(|p| p.order());
         self.swarm.begin_reorder(order)?;
-        self.switch_eta = self
-            .swarm
-            .switch_progress()
-            .map(|p| (p.to, Eta::new(p.copied)));
-        Ok(match self.swarm.switch_progress() {
+        self.pacing.copy_eta = self.swarm.transition().map(|p| (p.to, Eta::new(p.copied)));
+        Ok(match self.swarm.transition() {
             Some(_) if pending == Some(order) => Outcome::Unchanged,
             Some(p) => Outcome::ReorderStarted {
                 order,

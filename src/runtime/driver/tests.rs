@@ -69,7 +69,7 @@ fn a_switch_is_spread_over_frames_while_the_swarm_keeps_moving() {
     // Churn keeps the count (1000 spawned, 1000 removed, some of them already copied).
     assert_eq!(copied, [CHUNK, CHUNK, 10, 0]);
     assert_eq!(switching.swarm().kind(), LayoutKind::Aos);
-    assert_eq!(switching.swarm().switch_progress(), None);
+    assert_eq!(switching.swarm().transition(), None);
     assert_eq!(switching.swarm().export(), staying.swarm().export());
 }
 
@@ -99,7 +99,7 @@ fn the_state_does_not_depend_on_where_switch_chunks_fall() {
                     d.apply(action).unwrap();
                 }
             }
-            d.switch_pace = pick(frame);
+            d.pacing.copy.pace = pick(frame);
             d.frame_step();
             checksums.push(d.swarm().checksum());
         }
@@ -165,14 +165,14 @@ fn requests_during_a_switch_keep_cancel_or_replace_it() {
     d.frame_step();
     d.apply(&Action::Layout(LayoutKind::Aos)).unwrap();
     d.frame_step();
-    assert_eq!(d.swarm().switch_progress().map(|p| p.copied), Some(10_000));
+    assert_eq!(d.swarm().transition().map(|p| p.copied), Some(10_000));
     // The same layout again: nothing restarts.
     assert_eq!(
         d.apply(&Action::Layout(LayoutKind::Aos)),
         Ok(Outcome::Unchanged)
     );
     d.frame_step();
-    assert_eq!(d.swarm().switch_progress().map(|p| p.copied), Some(20_000));
+    assert_eq!(d.swarm().transition().map(|p| p.copied), Some(20_000));
     // A third: the copy into aos gives way, and the outcome says how far it had come.
     assert_eq!(
         d.apply(&Action::Layout(LayoutKind::Boxed)),
@@ -183,7 +183,7 @@ fn requests_during_a_switch_keep_cancel_or_replace_it() {
             entities: n,
         })
     );
-    let p = d.swarm().switch_progress().unwrap();
+    let p = d.swarm().transition().unwrap();
     assert_eq!((p.to, p.copied), (LayoutKind::Boxed, 0));
     assert_eq!(d.requested_layout(), LayoutKind::Boxed);
     d.frame_step();
@@ -196,7 +196,7 @@ fn requests_during_a_switch_keep_cancel_or_replace_it() {
         })
     );
     assert_eq!(
-        (d.swarm().kind(), d.swarm().switch_progress()),
+        (d.swarm().kind(), d.swarm().transition()),
         (LayoutKind::Soa, None)
     );
     // And a switch asked for after all that lands with every entity's state.
@@ -342,7 +342,7 @@ fn seek_is_a_setting_kept_across_a_switch() {
     assert!(report.seek > Duration::ZERO && report.moving > Duration::ZERO);
     // Every layout seeks: a switch with seek on goes through, and seek stays on.
     d.apply(&Action::Layout(LayoutKind::Hecs)).unwrap();
-    while d.swarm().switch_progress().is_some() {
+    while d.swarm().transition().is_some() {
         d.frame_step();
     }
     assert_eq!(
@@ -409,7 +409,7 @@ fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
     d.load_all().unwrap();
     assert_eq!(d.frame(), 0, "sorted before the first frame");
     assert_eq!(
-        (d.swarm().order(), d.swarm().switch_progress()),
+        (d.swarm().order(), d.swarm().transition()),
         (Order::Group, None)
     );
     assert!(d.swarm().target_spread(1_000).far < 0.01);
@@ -441,10 +441,10 @@ fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
     }
     d.frame_step();
     assert_eq!(
-        d.swarm().switch_progress().map(|p| p.order),
+        d.swarm().transition().map(|p| p.order()),
         Some(Some(Order::Id))
     );
-    while d.swarm().switch_progress().is_some() {
+    while d.swarm().transition().is_some() {
         d.frame_step();
     }
     assert_eq!(d.swarm().order(), Order::Id);
@@ -465,8 +465,8 @@ fn a_sort_waits_for_the_fill_and_for_a_switch_and_gives_way_to_one() {
             order: Order::Group
         })
     );
-    assert_eq!(d.swarm().switch_progress().map(|p| p.order), Some(None));
-    while d.swarm().switch_progress().is_some() || d.requested_order() != d.swarm().order() {
+    assert_eq!(d.swarm().transition().map(|p| p.order()), Some(None));
+    while d.swarm().transition().is_some() || d.requested_order() != d.swarm().order() {
         d.frame_step();
     }
     assert_eq!(
@@ -507,7 +507,7 @@ fn a_resort_threshold_sorts_again_once_churn_has_spread_the_targets() {
         .expect("a re-sort within 40 frames");
     assert!(far > threshold.share(), "{far}");
     d.apply(&Action::Churn(0)).unwrap();
-    while d.swarm().switch_progress().is_some() {
+    while d.swarm().transition().is_some() {
         d.frame_step();
     }
     assert_eq!(d.swarm().order(), Order::Group);

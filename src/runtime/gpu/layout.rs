@@ -23,11 +23,9 @@ use super::readback::{F32, Read, read_buffer, stage};
 use super::slots::SlotMap;
 use super::timer::{SEEK_QUERY, Timer};
 use crate::layout::slots::Targets;
-use crate::layout::{
-    Capabilities, CapabilitiesMut, DeviceTime, Layout, LayoutKind, OnDevice, Released,
-    ReserveError, Seeking,
-};
+use crate::layout::{Layout, LayoutKind, Released, ReserveError};
 use crate::memory::MemoryUse;
+use crate::runtime::device::{DeviceLayout, DevicePoints, DeviceTime};
 use crate::threads::Threads;
 use crate::workload::{EntityState, PointSink, SinkPart, pack_point, sink_chunks};
 
@@ -38,13 +36,6 @@ const READ_CHUNK: usize = 1 << 20;
 const MAX_READS: usize = 4;
 /// Buffers start this big and never shrink below it (1 MiB per field).
 const MIN_CAPACITY: usize = 1 << 18;
-
-/// The buffer the renderer draws, and how many points in it are live.
-#[derive(Clone, Debug)]
-pub struct GpuPoints {
-    pub buffer: wgpu::Buffer,
-    pub len: usize,
-}
 
 /// One buffer per field plus the points, all `capacity` entities long.
 struct Columns {
@@ -127,9 +118,9 @@ impl GpuLayout {
     }
 
     /// The renderer's buffer, every live entity's point written (a pending flush is done first).
-    pub fn points(&self) -> GpuPoints {
+    pub fn points(&self) -> DevicePoints {
         self.flush(&mut self.shared());
-        GpuPoints {
+        DevicePoints {
             buffer: self.columns.points.clone(),
             len: self.ids.len(),
         }
@@ -650,22 +641,6 @@ impl Layout<f32> for GpuLayout {
         }
     }
 
-    fn capabilities(&self) -> Capabilities<'_, f32> {
-        Capabilities {
-            seeking: Some(self),
-            in_host_memory: None,
-            on_device: Some(self),
-        }
-    }
-
-    fn capabilities_mut(&mut self) -> CapabilitiesMut<'_, f32> {
-        CapabilitiesMut {
-            seeking: Some(self),
-        }
-    }
-}
-
-impl Seeking<f32> for GpuLayout {
     fn step_seek(&mut self, dt: f32, _threads: Threads) {
         if !self.ready_to_step() {
             return;
@@ -752,7 +727,7 @@ impl GpuLayout {
     }
 }
 
-impl OnDevice for GpuLayout {
+impl DeviceLayout<f32> for GpuLayout {
     /// Starts reading the slots of `range` back, in one go and without waiting: the next
     /// switch chunk (the driver asks right after the step, so the copy overlaps the rest of the
     /// frame) and the entities a churn reads one at a time during a switch out of this layout
@@ -788,8 +763,8 @@ impl OnDevice for GpuLayout {
         }
     }
 
-    fn device_points(&self) -> Box<dyn std::any::Any> {
-        Box::new(self.points())
+    fn points(&self) -> DevicePoints {
+        GpuLayout::points(self)
     }
 
     fn finish_device_work(&self) {

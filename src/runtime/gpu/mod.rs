@@ -12,4 +12,4 @@ pub mod slots;
 mod timer;
 
 pub use context::{CapacityLimit, GpuContext};
-pub use layout::{GpuLayout, GpuPoints};
+pub use layout::GpuLayout;

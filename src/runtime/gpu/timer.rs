@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::context::GpuContext;
 use super::readback::{MapState, Mapping};
-use crate::layout::DeviceTime;
+use crate::runtime::device::DeviceTime;
 
 /// The simulate time on the device: timestamps around the move, regen and seek passes, resolved each
 /// frame into one of a few small buffers and read back when the device is done with it (a frame

@@ -4,47 +4,31 @@
 //! returns freed memory to the OS. A layout that a switch replaced is freed on a thread of its
 //! own, since freeing millions of boxes is work that no frame should wait for.
 
+use std::thread::JoinHandle;
+
 use super::Swarm;
-use crate::layout::{Layout, Released};
+use super::transition::{Kind, Transition};
+use crate::layout::Released;
 use crate::memory::release_to_os;
-use crate::runtime::catalog::AllLayouts;
+use crate::runtime::catalog::{AllLayouts, Built};
 
 /// Layouts smaller than this are freed on the spot: a thread costs more than their `free`s.
 const IN_BACKGROUND_FROM: usize = 100_000;
 
-impl<S: AllLayouts> Swarm<S> {
-    /// Gives back what the population no longer needs, after it shrank or stopped churning: the
-    /// layout releases what it can in place; one that cannot (the ECS libraries' tables) is
-    /// rebuilt, spread over the next `switch_step`s like a switch into a fresh layout of the same
-    /// kind; and the allocator is asked to return freed memory to the OS.
-    pub fn release_memory(&mut self) {
-        // The scratch of a big batch (64k entities: about 2.5 MB a swarm) and an index sized
-        // for a churn's peak are worth nothing at a small count; they grow back when needed.
-        self.spawn_buffer = Vec::new();
-        self.id_buffer = Vec::new();
-        self.target_buffer = Vec::new();
-        self.index.shrink_to_fit();
-        crate::layout::shrink_if_sparse(&mut self.ids);
-        let released = self.layout.release_unused();
-        if let Some(switch) = self.switch.as_mut() {
-            let _ = switch.to.release_unused();
-        }
-        if self.switch.is_none()
-            && released == Released::RebuildWouldFree
-            && let Ok(to) = self.create(self.kind())
-        {
-            self.switch = Some(self.pending_switch(to, self.len()));
-            self.finish_switch_if_copied();
-        }
-        release_to_os();
-    }
+/// The threads freeing layouts that are no longer used: replaced by a transition's copy, or
+/// given up with it.
+#[derive(Default)]
+pub(super) struct Freeing {
+    threads: Vec<JoinHandle<()>>,
+}
 
+impl Freeing {
     /// Frees a layout that is no longer used. Freeing a big layout is work of its own (10M
     /// boxes are 10M calls to `free`) that nothing waits for: a thread does it, so the frame that
-    /// completes a switch does not pay for it. Small layouts are freed here and now. Either way
+    /// ends a transition does not pay for it. Small layouts are freed here and now. Either way
     /// the allocator then returns what it can to the OS.
-    pub(super) fn free_in_background(&mut self, layout: Box<dyn Layout<S>>) {
-        self.freeing.retain(|handle| !handle.is_finished());
+    pub(super) fn free<S: AllLayouts>(&mut self, layout: Built<S>) {
+        self.threads.retain(|handle| !handle.is_finished());
         if layout.len() < IN_BACKGROUND_FROM {
             // Even a small layout may leave a big heap behind (boxes scattered by churn).
             drop(layout);
@@ -59,19 +43,66 @@ impl<S: AllLayouts> Swarm<S> {
                 release_to_os();
             })
         {
-            self.freeing.push(handle);
+            self.threads.push(handle);
         }
     }
 
-    /// Waits until the layouts replaced by switches are freed. Allocating while another thread
-    /// frees scrambles the order in which the allocator hands memory back (a boxed layout built
-    /// then runs up to twice as slow, measured with `bench --only switch`), so every operation
-    /// that allocates entities waits first; a benchmark also waits so that the freeing does not
-    /// compete with what it measures next. Instant when nothing is being freed.
-    pub fn wait_for_frees(&mut self) {
-        for handle in self.freeing.drain(..) {
+    /// Lets a prepare go on to no use: a thread waits for it and frees its layout, and
+    /// [`Self::wait`] waits for that thread.
+    pub(super) fn let_go<S: AllLayouts>(&mut self, prepare: JoinHandle<Built<S>>) {
+        // Without a thread to wait, the prepare's own frees the layout when it is done.
+        if let Ok(waiter) = std::thread::Builder::new()
+            .name("free-prepared-layout".into())
+            .spawn(move || drop(prepare.join()))
+        {
+            self.threads.push(waiter);
+        }
+    }
+
+    /// Waits until every layout handed over is freed.
+    pub(super) fn wait(&mut self) {
+        for handle in self.threads.drain(..) {
             let _ = handle.join();
         }
+    }
+
+    /// Whether nothing is being freed.
+    #[cfg(test)]
+    pub(super) fn is_idle(&self) -> bool {
+        self.threads.is_empty()
+    }
+}
+
+impl<S: AllLayouts> Swarm<S> {
+    /// Gives back what the population no longer needs, after it shrank or stopped churning: the
+    /// layout releases what it can in place; one that cannot (the ECS libraries' tables) is
+    /// rebuilt, spread over the next `copy_step`s like a switch into a fresh layout of the same
+    /// kind; and the allocator is asked to return freed memory to the OS.
+    pub fn release_memory(&mut self) {
+        // The scratch of a big batch (64k entities: about 2.5 MB a swarm) and an index sized
+        // for a churn's peak are worth nothing at a small count; they grow back when needed.
+        self.scratch = super::Scratch::new();
+        self.population.index.shrink_to_fit();
+        crate::layout::shrink_if_sparse(&mut self.population.ids);
+        let released = self.layout.release_unused();
+        if let Some(copy) = self.transition.as_mut().and_then(Transition::copy_mut) {
+            let _ = copy.to.release_unused();
+        }
+        if self.transition.is_none() && released == Released::RebuildWouldFree {
+            let (kind, len) = (self.kind(), self.len());
+            // A refusal (memory for the rebuild) leaves the layout as it is, which still works.
+            let _ = self.start(Kind::Switch { to: kind }, kind, len);
+        }
+        release_to_os();
+    }
+
+    /// Waits until the layouts replaced by transitions are freed. Allocating while another
+    /// thread frees scrambles the order in which the allocator hands memory back (a boxed layout
+    /// built then runs up to twice as slow, measured with `bench --only switch`), so every
+    /// operation that allocates entities waits first; a benchmark also waits so that the freeing
+    /// does not compete with what it measures next. Instant when nothing is being freed.
+    pub fn wait_for_frees(&mut self) {
+        self.freeing.wait();
     }
 }
 
@@ -89,13 +120,11 @@ mod tests {
         for swarm in [&mut ecs, &mut soa] {
             swarm.resize(1_000).unwrap();
         }
-        let pending = ecs
-            .switch_progress()
-            .expect("the ECS world is being rebuilt");
+        let pending = ecs.transition().expect("the ECS world is being rebuilt");
         assert_eq!((pending.to, pending.len), (LayoutKind::Hecs, 1_000));
-        assert_eq!(soa.switch_progress(), None);
+        assert_eq!(soa.transition(), None);
         assert!(soa.memory().allocated_bytes < 1_000 * 64 * 4);
-        ecs.switch_step(usize::MAX);
+        ecs.copy_step(usize::MAX);
         assert_eq!(ecs.export(), soa.export());
         assert_eq!(ecs.check_targets(), Ok(()));
     }
@@ -108,9 +137,9 @@ mod tests {
             Swarm::<f32>::with_count(LayoutKind::Boxed, 7, 2 * IN_BACKGROUND_FROM).unwrap();
         let before = swarm.export();
         swarm.switch_to(LayoutKind::Soa).unwrap();
-        assert_eq!(swarm.freeing.len(), 1, "a big layout goes to a thread");
+        assert!(!swarm.freeing.is_idle(), "a big layout goes to a thread");
         swarm.wait_for_frees();
-        assert!(swarm.freeing.is_empty());
+        assert!(swarm.freeing.is_idle());
         assert_eq!(swarm.export(), before);
     }
 }

@@ -1,15 +1,19 @@
 //! A population of entities in one layout, and everything done to a population regardless of
 //! layout, written once here so that every layout sees exactly the same sequence of operations.
-//! One file per concern:
+//!
+//! The swarm holds three things: the **population** (its ids in logical order, each id's place,
+//! the next id, its order), the **layout** it is in, and at most one **transition** into another
+//! layout (a switch, a sort, a move to grow), carried out a frame's share at a time while the
+//! population keeps moving. One file per concern:
+//! - [`transition`]: the state machine of a transition, every event and what it does;
+//! - [`copy`]: how a transition's copy is filled, and how churn and shrinks reach it;
+//! - [`switching`]: the swarm's requests (a layout, an order, a growth) and its frames' copying;
 //! - [`population`]: admission (the ceiling and this machine's memory), growing, shrinking and
 //!   churning, and each id's logical index;
-//! - [`switch`]: moving the population into another layout, at once or a chunk at a time while it
-//!   keeps moving;
-//! - [`targets`]: seek's targets, resolved to logical indices and followed through switches;
-//! - [`order`]: the storage order (by id, or seekers beside their targets) and rebuilding in it;
-//! - [`reorder`]: that rebuild, a switch that reads the population in the new order;
-//! - [`preparing`]: readying a switch's fresh layout on a thread of its own;
-//! - [`freeing`]: giving memory back after a shrink or a switch.
+//! - [`targets`]: seek's targets, resolved to logical indices and checked;
+//! - [`order`] and [`queue`]: the storage order (by id, or seekers beside their targets) and the
+//!   ids a sort copies;
+//! - [`freeing`]: giving memory back after a shrink, and freeing replaced layouts off the frame.
 //!
 //! This file holds the swarm itself, the systems it steps and what is read out of it.
 //!
@@ -18,33 +22,34 @@
 //! entity's target id to the logical index of the target in the layout it is pushed into, and the
 //! layout keeps a handle of its own kind from then on.
 
+mod copy;
 mod freeing;
 mod order;
 mod population;
-mod preparing;
 mod queue;
-mod reorder;
-mod switch;
+mod switching;
 mod targets;
+mod transition;
 
-use std::thread::JoinHandle;
+use std::ops::Range;
 
 pub use order::{Order, TargetSpread, group_stretch};
 pub use population::{MAX_CHURN, MAX_ENTITIES};
-pub use switch::SwitchProgress;
+pub use switching::{Purpose, TransitionProgress};
 
 use crate::error::SimError;
 use crate::layout::regions::Region;
-use crate::layout::{DeviceTime, Layout, LayoutKind, SeekKernel};
+use crate::layout::{Layout, LayoutKind, SeekKernel};
 use crate::memory::MemoryUse;
-use crate::runtime::catalog::{self, AllLayouts};
-use crate::runtime::id_index::IdIndex;
+use crate::runtime::catalog::{self, AllLayouts, Built, DeviceTime};
 use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{
     Dt, EntityState, PointSink, SpawnPattern, Systems, entity_hash, mix, sink_of,
 };
-use switch::PendingSwitch;
+use freeing::Freeing;
+use population::Population;
+use transition::Transition;
 
 /// Every entity's id and state, in logical order: what a layout switch carries over.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,59 +59,91 @@ pub struct Snapshot<S> {
 }
 
 pub struct Swarm<S: AllLayouts> {
-    layout: Box<dyn Layout<S>>,
-    switch: Option<PendingSwitch<S>>,
-    seed: u64,
-    pattern: SpawnPattern,
-    /// The id the next spawned entity gets; ids are never reused.
-    next_id: u64,
-    /// How many churn rounds have run: each round draws its victims from its own stream.
-    churn_round: u64,
-    max_entities: usize,
-    spawn_buffer: Vec<EntityState<S>>,
-    id_buffer: Vec<u64>,
-    target_buffer: Vec<Option<usize>>,
-    /// Every entity's id in logical order, and each id's logical index: how a seeker's target id
-    /// becomes the logical index a layout turns into a handle. Kept whether seek runs or not, so
-    /// that turning it on never stalls.
-    ids: Vec<u64>,
-    index: IdIndex,
-    /// Threads freeing layouts that switches replaced.
-    freeing: Vec<JoinHandle<()>>,
-    /// The SIMD tier every layout this swarm builds runs its kernels on, and the tier the
-    /// current layout's kernels really run on.
-    simd: SimdTier,
+    population: Population,
+    layout: Built<S>,
+    transition: Option<Transition<S>>,
+    settings: Settings,
+    /// The SIMD tier the current layout's kernels really run on.
     simd_in_use: SimdTier,
-    /// The seek kernel every layout this swarm builds runs, where it has it.
+    scratch: Scratch<S>,
+    freeing: Freeing,
+}
+
+/// What every layout this swarm builds runs on: the SIMD tier and the seek kernel asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Settings {
+    simd: SimdTier,
     seek_kernel: SeekKernel,
-    /// The order the last reorder arranged the population in ([`Self::order`]).
-    order: Order,
-    /// Reorders that took over ([`Self::sorts_landed`]).
-    sorts_landed: u64,
+}
+
+impl Settings {
+    /// A fresh, empty layout of `kind` on these settings.
+    fn create<S: AllLayouts>(self, kind: LayoutKind) -> Result<Built<S>, SimError> {
+        let mut layout = catalog::create::<S>(kind)?;
+        self.configure(&mut *layout);
+        Ok(layout)
+    }
+
+    /// Puts `layout` on these settings.
+    fn configure<S: AllLayouts>(self, layout: &mut dyn Layout<S>) {
+        layout.set_simd(self.simd);
+        layout.set_seek_kernel(self.seek_kernel);
+    }
+}
+
+/// The batches growing and copying pass to a layout: kept between calls, so that growing or
+/// switching by millions allocates them once.
+pub(super) struct Scratch<S> {
+    states: Vec<EntityState<S>>,
+    ids: Vec<u64>,
+    targets: Vec<Option<usize>>,
+}
+
+impl<S: AllLayouts> Scratch<S> {
+    fn new() -> Self {
+        Self {
+            states: Vec::new(),
+            ids: Vec::new(),
+            targets: Vec::new(),
+        }
+    }
+
+    /// The entities at logical indices `range` of `from`, into `ids` and `states`.
+    fn read(&mut self, from: &Built<S>, range: Range<usize>) {
+        self.ids.clear();
+        self.states.clear();
+        from.for_each_entity_in(range, &mut |id, state| {
+            self.ids.push(id);
+            self.states.push(*state);
+        });
+    }
+
+    /// The entities at logical indices `at` of `from`, in that order.
+    fn read_at(&mut self, from: &Built<S>, at: &[usize]) {
+        self.ids.clear();
+        self.states.clear();
+        from.for_each_entity_at(at, &mut |id, state| {
+            self.ids.push(id);
+            self.states.push(*state);
+        });
+    }
 }
 
 impl<S: AllLayouts> Swarm<S> {
     /// An empty swarm, or why `kind` cannot be built here (the gpu layout without an adapter).
     pub fn new(kind: LayoutKind, seed: u64) -> Result<Self, SimError> {
-        Ok(Self {
-            layout: catalog::create(kind)?,
-            switch: None,
-            seed,
-            pattern: SpawnPattern::default(),
-            next_id: 0,
-            churn_round: 0,
-            max_entities: MAX_ENTITIES,
-            spawn_buffer: Vec::new(),
-            id_buffer: Vec::new(),
-            target_buffer: Vec::new(),
-            ids: Vec::new(),
-            index: IdIndex::default(),
-            freeing: Vec::new(),
+        let settings = Settings {
             simd: SimdTier::Baseline,
-            simd_in_use: SimdTier::Baseline,
             seek_kernel: SeekKernel::Idiomatic,
-            order: Order::Id,
-            sorts_landed: 0,
+        };
+        Ok(Self {
+            population: Population::new(seed),
+            layout: settings.create(kind)?,
+            transition: None,
+            settings,
+            simd_in_use: SimdTier::Baseline,
+            scratch: Scratch::new(),
+            freeing: Freeing::default(),
         })
     }
 
@@ -117,60 +154,43 @@ impl<S: AllLayouts> Swarm<S> {
         Ok(swarm)
     }
 
-    /// A fresh, empty layout of `kind` on this swarm's SIMD tier and seek kernel.
-    fn create(&self, kind: LayoutKind) -> Result<Box<dyn Layout<S>>, SimError> {
-        let mut layout = catalog::create::<S>(kind)?;
-        self.configure(layout.as_mut());
-        Ok(layout)
-    }
-
-    /// Puts `layout` on this swarm's SIMD tier and seek kernel.
-    fn configure(&self, layout: &mut dyn Layout<S>) {
-        layout.set_simd(self.simd);
-        if let Some(seeking) = layout.seeking_mut() {
-            seeking.set_seek_kernel(self.seek_kernel);
-        }
-    }
-
-    /// Runs `kernel`'s seek from the next step on, in the current layout and in one a pending
-    /// switch is filling, where they have it. Instant, and the results are the same.
+    /// Runs `kernel`'s seek from the next step on, in the current layout and in a copy being
+    /// filled, where they have it. Instant, and the results are the same.
     pub fn set_seek_kernel(&mut self, kernel: SeekKernel) {
-        self.seek_kernel = kernel;
-        if let Some(seeking) = self.layout.seeking_mut() {
-            seeking.set_seek_kernel(kernel);
-        }
-        if let Some(seeking) = self.switch.as_mut().and_then(|s| s.to.seeking_mut()) {
-            seeking.set_seek_kernel(kernel);
+        self.settings.seek_kernel = kernel;
+        self.layout.set_seek_kernel(kernel);
+        if let Some(copy) = self.transition.as_mut().and_then(Transition::copy_mut) {
+            copy.to.set_seek_kernel(kernel);
         }
     }
 
     /// The seek kernel asked for ([`Self::set_seek_kernel`]).
     pub fn seek_kernel(&self) -> SeekKernel {
-        self.seek_kernel
+        self.settings.seek_kernel
     }
 
     /// The seek kernel the current layout runs: the one asked for where it has it, otherwise
     /// the idiomatic one.
     pub fn seek_kernel_in_use(&self) -> SeekKernel {
-        match self.seek_kernel {
+        match self.settings.seek_kernel {
             SeekKernel::Tuned if self.kind().has_tuned_seek() => SeekKernel::Tuned,
             _ => SeekKernel::Idiomatic,
         }
     }
 
-    /// Runs the kernels on `tier` from the next step on, in the current layout and in one a
-    /// pending switch is filling. Instant: nothing is copied, every entity keeps its state.
+    /// Runs the kernels on `tier` from the next step on, in the current layout and in a copy
+    /// being filled. Instant: nothing is copied, every entity keeps its state.
     pub fn set_simd(&mut self, tier: SimdTier) {
-        self.simd = tier;
+        self.settings.simd = tier;
         self.simd_in_use = self.layout.set_simd(tier);
-        if let Some(switch) = self.switch.as_mut() {
-            switch.to.set_simd(tier);
+        if let Some(copy) = self.transition.as_mut().and_then(Transition::copy_mut) {
+            copy.to.set_simd(tier);
         }
     }
 
     /// The tier asked for ([`Self::set_simd`]).
     pub fn simd(&self) -> SimdTier {
-        self.simd
+        self.settings.simd
     }
 
     /// The tier the current layout's kernels really run on: the one asked for, or the baseline
@@ -181,7 +201,7 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// How entities spawned from now on are born (the bench's control; the default is streams).
     pub fn set_spawn_pattern(&mut self, pattern: SpawnPattern) {
-        self.pattern = pattern;
+        self.population.pattern = pattern;
     }
 
     pub fn kind(&self) -> LayoutKind {
@@ -197,34 +217,44 @@ impl<S: AllLayouts> Swarm<S> {
     }
 
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.population.seed
     }
 
     pub fn next_id(&self) -> u64 {
-        self.next_id
+        self.population.next_id
     }
 
-    /// The layout itself, for experiments that need more than the swarm; `None` while a switch
-    /// is pending, since the copy could not follow changes made behind the swarm's back (cancel
-    /// it first with [`Self::cancel_switch`]).
+    /// The layout itself, for experiments that need more than the swarm; `None` while a
+    /// transition is under way, since its copy could not follow changes made behind the swarm's
+    /// back (cancel it first with [`Self::cancel_switch`]).
     pub fn layout_mut(&mut self) -> Option<&mut dyn Layout<S>> {
-        match self.switch {
+        match self.transition {
             Some(_) => None,
-            None => Some(self.layout.as_mut()),
+            None => Some(&mut *self.layout),
         }
     }
 
     pub fn step_move(&mut self, dt: Dt, threads: Threads) {
         self.layout.step_move(dt.as_scalar(), threads);
-        if let Some(switch) = self.switch.as_mut() {
-            switch.to.step_move(dt.as_scalar(), threads);
+        if let Some(copy) = self.transition.as_mut().and_then(Transition::copy_mut) {
+            copy.to.step_move(dt.as_scalar(), threads);
         }
     }
 
     pub fn step_regen(&mut self, dt: Dt, threads: Threads) {
         self.layout.step_regen(dt.as_scalar(), threads);
-        if let Some(switch) = self.switch.as_mut() {
-            switch.to.step_regen(dt.as_scalar(), threads);
+        if let Some(copy) = self.transition.as_mut().and_then(Transition::copy_mut) {
+            copy.to.step_regen(dt.as_scalar(), threads);
+        }
+    }
+
+    /// The seek system, before move: every seeker reads its target's position and steers. In a
+    /// copy being filled, the seekers copied before their target take the current layout's
+    /// result.
+    pub fn step_seek(&mut self, dt: Dt, threads: Threads) {
+        self.layout.step_seek(dt.as_scalar(), threads);
+        if let Some(transition) = self.transition.as_mut() {
+            transition.step_seek(dt.as_scalar(), threads, &self.layout, &self.population);
         }
     }
 
@@ -265,19 +295,16 @@ impl<S: AllLayouts> Swarm<S> {
     }
 
     /// Sets each entity of `snapshot` that is still here back to its velocity there, with no
-    /// switch or sort pending (nothing happens while one is). Seek writes only velocities, and
+    /// transition under way (nothing happens while one is). Seek writes only velocities, and
     /// repeated passes push them toward the speed limit, so the order bench measures each seek
     /// from the same state this way, whatever ran before it.
     pub fn restore_velocities(&mut self, snapshot: &Snapshot<S>) {
-        if self.switch.is_some() {
+        if self.transition.is_some() {
             return;
         }
-        let Some(seeking) = self.layout.seeking_mut() else {
-            return;
-        };
         for (&id, state) in snapshot.ids.iter().zip(&snapshot.states) {
-            if let Some(i) = self.index.get(id) {
-                seeking.set_velocity_at(i as usize, state.vx, state.vy);
+            if let Some(i) = self.population.index.get(id) {
+                self.layout.set_velocity_at(i as usize, state.vx, state.vy);
             }
         }
     }
@@ -295,8 +322,8 @@ impl<S: AllLayouts> Swarm<S> {
     }
 
     /// Replaces the population with `snapshot`, keeping this swarm's layout, seed and id counter
-    /// (the counter moves past the snapshot's ids), and dropping a pending switch. On error
-    /// nothing changes.
+    /// (the counter moves past the snapshot's ids), and giving up a transition under way. On
+    /// error nothing changes.
     pub fn import(&mut self, snapshot: &Snapshot<S>) -> Result<(), SimError> {
         if snapshot.ids.len() != snapshot.states.len() {
             return Err(SimError::BadSnapshot {
@@ -304,30 +331,27 @@ impl<S: AllLayouts> Swarm<S> {
                 ids: snapshot.ids.len(),
             });
         }
-        let mut fresh = self.create(self.kind())?;
-        Self::make_room(self.max_entities, fresh.as_mut(), snapshot.ids.len())?;
+        let mut fresh = self.settings.create(self.kind())?;
+        population::make_room(
+            self.population.max_entities,
+            &mut *fresh,
+            snapshot.ids.len(),
+        )?;
         fresh.push(&snapshot.ids, &snapshot.states);
-        let past_last = snapshot.ids.iter().max().map_or(0, |&id| id + 1);
-        self.next_id = self.next_id.max(past_last);
         self.layout = fresh;
-        if let Some(pending) = self.switch.take() {
-            self.give_up(pending);
+        self.simd_in_use = self.layout.set_simd(self.settings.simd);
+        if let Some(transition) = self.transition.take() {
+            self.let_go(transition.give_up());
         }
-        self.order = Order::Id;
-        self.ids.clear();
-        self.index = IdIndex::default();
-        self.id_buffer.clone_from(&snapshot.ids);
-        self.remember(0);
-        self.resolve_targets(0, self.ids.len());
-        if let Some(seeking) = self.layout.seeking_mut() {
-            seeking.set_targets(0, &self.target_buffer);
-        }
+        self.population.take_over(&snapshot.ids);
+        self.resolve_targets(0, snapshot.ids.len());
+        self.layout.set_targets(0, &self.scratch.targets);
         Ok(())
     }
 
     /// Where the entities at `range` (clipped to the population) live in the current layout's
     /// storage: the memory view's picture ([`crate::layout::regions`]).
-    pub fn regions(&self, range: std::ops::Range<usize>) -> Vec<Region> {
+    pub fn regions(&self, range: Range<usize>) -> Vec<Region> {
         let range = range.start.min(self.len())..range.end.min(self.len());
         let mut out = Vec::new();
         self.layout.regions(range, &mut out);
@@ -340,20 +364,18 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// Waits until the device has carried out everything submitted (benchmarks).
     pub fn finish_device_work(&self) {
-        if let Some(device) = self.layout.on_device() {
-            device.finish_device_work();
-        }
+        self.layout.finish_device_work();
     }
 
     /// The last simulate time measured on the device, for the layout that simulates there.
     pub fn device_time(&self) -> Option<DeviceTime> {
-        self.layout.on_device().map(|device| device.device_time())
+        self.layout.device_time()
     }
 
     /// The buffer the renderer can draw as is, when the swarm lives on the GPU.
     #[cfg(feature = "gpu")]
-    pub fn gpu_points(&self) -> Option<crate::runtime::gpu::GpuPoints> {
-        catalog::device_points(self.layout.on_device()?)
+    pub fn gpu_points(&self) -> Option<crate::runtime::device::DevicePoints> {
+        self.layout.on_device().map(|device| device.points())
     }
 }
 

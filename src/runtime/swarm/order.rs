@@ -12,7 +12,6 @@
 //! population moving, churning and growing meanwhile.
 
 use super::Swarm;
-use crate::error::SimError;
 pub use crate::order::Order;
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::id_index::IdIndex;
@@ -25,14 +24,6 @@ pub fn group_stretch(len: usize) -> usize {
 }
 
 impl<S: AllLayouts> Swarm<S> {
-    /// Rebuilds the population in `order`, at once, in a fresh layout of the same kind. A
-    /// pending switch is dropped first. On error (no memory for the copy) nothing changes.
-    pub fn reorder(&mut self, order: Order) -> Result<(), SimError> {
-        self.begin_reorder(order)?;
-        self.switch_step(usize::MAX);
-        Ok(())
-    }
-
     /// Sorts the population into `order` with the library's own in-place sort, where the layout
     /// has one ([`crate::layout::SortsInPlace`]: flecs' `order_by`), in one call: what a user of
     /// that library would write, beside the rebuild that every layout shares
@@ -46,10 +37,9 @@ impl<S: AllLayouts> Swarm<S> {
         if let Some(sorter) = self.layout.sorts_in_place() {
             sorter.sort_in_place(order);
         }
-        self.ids = order.arrange(self.index.ids_ascending());
-        self.index = IdIndex::rebuild(&self.ids);
-        self.order = order;
-        self.sorts_landed += 1;
+        let ids = order.arrange(self.population.index.ids_ascending());
+        let index = IdIndex::rebuild(&ids);
+        self.population.take_sorted(ids, index, order);
         true
     }
 
@@ -57,7 +47,7 @@ impl<S: AllLayouts> Swarm<S> {
     /// reorder made it. Entities spawned or moved since are not in it ([`Self::target_spread`]
     /// says how far the storage has strayed).
     pub fn order(&self) -> Order {
-        self.order
+        self.population.order
     }
 
     /// How far the order is from keeping seekers beside their targets (spawns append and
@@ -73,17 +63,18 @@ impl<S: AllLayouts> Swarm<S> {
     /// share known to within a fraction of a percent, in a millisecond at 10M (the app's
     /// panel reads it twice a second).
     pub fn target_spread_sampled(&self, slots: usize, samples: usize) -> TargetSpread {
-        self.target_spread_of(slots, (self.ids.len() / samples.max(1)).max(1))
+        self.target_spread_of(slots, (self.len() / samples.max(1)).max(1))
     }
 
     fn target_spread_of(&self, slots: usize, stride: usize) -> TargetSpread {
         let (mut seekers, mut live, mut far) = (0usize, 0usize, 0usize);
-        for (i, &id) in self.ids.iter().enumerate().step_by(stride) {
-            let Some(target) = target_of(self.seed, id) else {
+        let population = &self.population;
+        for (i, &id) in population.ids.iter().enumerate().step_by(stride) {
+            let Some(target) = target_of(population.seed, id) else {
                 continue;
             };
             seekers += 1;
-            if let Some(j) = self.index.get(target) {
+            if let Some(j) = population.index.get(target) {
                 live += 1;
                 far += usize::from((j as usize).abs_diff(i) > slots);
             }
@@ -164,7 +155,7 @@ mod tests {
                 assert_eq!(sorted.order(), order);
                 let exported = sorted.export();
                 assert!(
-                    exported.ids == sorted.ids,
+                    exported.ids == sorted.population.ids,
                     "{kind} {order}: the storage's order is not the swarm's"
                 );
                 assert_eq!(exported, rebuilt.export(), "{kind} {order}");
@@ -201,13 +192,13 @@ mod tests {
             }
             let order = Order::BOTH[(n + 1) % 2];
             swarm.begin_reorder(order).unwrap();
-            let requested: Vec<u64> = order.arrange(swarm.index.ids_ascending());
+            let requested: Vec<u64> = order.arrange(swarm.population.index.ids_ascending());
             let mut steps = 0;
-            while swarm.switch_progress().is_some() {
+            while swarm.transition().is_some() {
                 assert!(steps < 2_000, "{kind}: the reorder never ends");
-                assert_eq!(swarm.switch_progress().unwrap().order, Some(order));
-                swarm.switch_step(rng.random_range(1..400));
-                if swarm.switch_progress().is_none() {
+                assert_eq!(swarm.transition().unwrap().order(), Some(order));
+                swarm.copy_step(rng.random_range(1..400));
+                if swarm.transition().is_none() {
                     // Churn picks its victims by logical index: from here on the two differ.
                     break;
                 }
@@ -236,27 +227,30 @@ mod tests {
             let survivors: Vec<u64> = requested
                 .iter()
                 .copied()
-                .filter(|&id| swarm.index.contains(id))
+                .filter(|&id| swarm.population.index.contains(id))
                 .collect();
             if n % 2 == 0 {
                 assert_eq!(survivors, requested, "{kind}: nothing was removed");
                 assert_eq!(
-                    swarm.ids[..requested.len()],
+                    swarm.population.ids[..requested.len()],
                     requested[..],
                     "{kind}: the request's entities in the new order"
                 );
                 assert!(
-                    swarm.ids[requested.len()..].is_sorted(),
+                    swarm.population.ids[requested.len()..].is_sorted(),
                     "{kind}: then the spawned"
                 );
             }
             assert_eq!(
                 swarm.export().ids,
-                swarm.ids,
+                swarm.population.ids,
                 "{kind}: the layout's order is the swarm's"
             );
             for i in 0..swarm.len() {
-                assert_eq!(swarm.index.get(swarm.ids[i]), Some(i as u32));
+                assert_eq!(
+                    swarm.population.index.get(swarm.population.ids[i]),
+                    Some(i as u32)
+                );
             }
             for s in [&mut reference, &mut swarm] {
                 s.step_seek(Dt::default(), Threads::One);
@@ -272,11 +266,11 @@ mod tests {
         let mut reference = Swarm::<f32>::with_count(LayoutKind::Aos, 4, 1_000).unwrap();
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Aos, 4, 1_000).unwrap();
         swarm.begin_reorder(Order::Group).unwrap();
-        swarm.switch_step(500);
+        swarm.copy_step(500);
         swarm
             .layout
             .step_move(Dt::default().as_scalar(), Threads::One);
-        swarm.switch_step(usize::MAX);
+        swarm.copy_step(usize::MAX);
         reference.step_move(Dt::default(), Threads::One);
         assert_ne!(swarm.checksum(), reference.checksum());
     }
@@ -286,30 +280,30 @@ mod tests {
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 2, 1_000).unwrap();
         swarm.begin_reorder(Order::Id).unwrap();
         assert_eq!(
-            swarm.switch_progress(),
+            swarm.transition(),
             None,
             "already in id order: nothing to copy"
         );
         swarm.begin_reorder(Order::Group).unwrap();
-        swarm.switch_step(100);
+        swarm.copy_step(100);
         swarm.begin_reorder(Order::Group).unwrap();
         assert_eq!(
-            swarm.switch_progress().unwrap().copied,
+            swarm.transition().unwrap().copied,
             100,
             "the same order: kept"
         );
         swarm.begin_reorder(Order::Id).unwrap();
         assert_eq!(
-            swarm.switch_progress(),
+            swarm.transition(),
             None,
             "back to the order it is in: cancelled"
         );
         assert_eq!(swarm.order(), Order::Id);
         swarm.begin_reorder(Order::Group).unwrap();
         swarm.begin_switch(LayoutKind::Aos).unwrap();
-        let p = swarm.switch_progress().unwrap();
+        let p = swarm.transition().unwrap();
         assert_eq!(
-            (p.to, p.order),
+            (p.to, p.order()),
             (LayoutKind::Aos, None),
             "a switch replaces it"
         );
@@ -322,7 +316,7 @@ mod tests {
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 200_000).unwrap();
         swarm.reorder(Order::Group).unwrap();
         assert_eq!(swarm.order(), Order::Group);
-        assert!(swarm.index.is_dense());
+        assert!(swarm.population.index.is_dense());
     }
 
     #[test]

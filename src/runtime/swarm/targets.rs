@@ -1,164 +1,67 @@
 //! Seek's targets. Every entity's target is a pure function of the seed and its id
 //! ([`target_of`]); the swarm resolves a new entity's target id to the logical index of the
 //! target in the layout it is pushed into, and the layout keeps a handle of its own kind from
-//! then on. A switch copies in logical order, so a seeker may land in the new layout before its
-//! target (after churn scrambled the order): it waits, without a handle, and after each seek the
-//! old layout's result is copied onto it, until its target is copied and its handle set. Either
-//! way both layouts compute the same bits.
+//! then on. A transition's copy may take a seeker before its target (after churn scrambled the
+//! order): it waits, without a handle, and after each seek the current layout's result is copied
+//! onto it, until its target is copied and its handle set ([`super::copy`]). Either way both
+//! layouts compute the same bits.
 
 use super::Swarm;
-use super::switch::{PendingSwitch, position_in_copy};
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::PREFETCH_AHEAD;
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::id_index::IdIndex;
-use crate::threads::Threads;
-use crate::workload::{Dt, target_of};
+use crate::workload::target_of;
 
 impl<S: AllLayouts> Swarm<S> {
-    /// The targets of the entities at logical indices `first..end` (already in the current
-    /// layout), as logical indices, into `target_buffer`.
+    /// The targets of the entities at logical indices `first..end` (already in the population),
+    /// as logical indices, into the scratch's targets.
     pub(super) fn resolve_targets(&mut self, first: usize, end: usize) {
-        let ids = &self.ids[first..end];
+        let population = &self.population;
         look_up_targets(
-            self.seed,
-            &self.index,
-            ids,
-            &mut self.target_buffer,
+            population.seed,
+            &population.index,
+            &population.ids[first..end],
+            &mut self.scratch.targets,
             |_, _, j| Some(j),
         );
     }
 
-    /// The targets of seekers `ids` in a switch's copy that holds logical indices `..present`,
-    /// into `out`: each one's logical index if it is there, or none, and then the seeker waits
-    /// for it (a dead target is none in both layouts). A reorder's copy holds the targets it has
-    /// placed, wherever they came from.
-    pub(super) fn targets_in_copy(
-        seed: u64,
-        index: &IdIndex,
-        switch: &mut PendingSwitch<S>,
-        ids: &[u64],
-        present: usize,
-        out: &mut Vec<Option<usize>>,
-    ) {
-        look_up_targets(seed, index, ids, out, |seeker, t, j| {
-            let at = match &switch.reorder {
-                Some(r) => r.index.get(t).map(|p| p as usize),
-                None => (j < present).then_some(j),
-            };
-            if at.is_none() {
-                switch.waiting.entry(t).or_default().push(seeker);
-            }
-            at
-        });
-    }
-
-    /// The entity `id`, now at `at` in the copy: the seekers that waited for it get their handle.
-    pub(super) fn resolve_waiting(
-        index: &IdIndex,
-        switch: &mut PendingSwitch<S>,
-        at: usize,
-        id: u64,
-    ) {
-        let Some(seekers) = switch.waiting.remove(&id) else {
-            return;
-        };
-        let Some(to) = switch.to.seeking_mut() else {
-            return;
-        };
-        for seeker in seekers {
-            if let Some(p) = position_in_copy(&switch.reorder, switch.copied, index, seeker) {
-                to.set_targets(p, &[Some(at)]);
-            }
-        }
-    }
-
-    /// The entity `victim` is gone: the seekers that waited for it wait no more, their target is
-    /// gone in both layouts.
-    pub(super) fn forget_waiting_for(&mut self, victim: u64) {
-        if let Some(switch) = self.switch.as_mut() {
-            switch.waiting.remove(&victim);
-        }
-    }
-
-    /// The seek system, before move: every seeker reads its target's position and steers. In a
-    /// pending switch, the seekers copied before their target take the old layout's result. A
-    /// layout without the seeking capability would be left as it is (every layout has it).
-    pub fn step_seek(&mut self, dt: Dt, threads: Threads) {
-        if let Some(seeking) = self.layout.seeking_mut() {
-            seeking.step_seek(dt.as_scalar(), threads);
-        }
-        let Some(switch) = self.switch.as_mut() else {
-            return;
-        };
-        let Some(to) = switch.to.seeking_mut() else {
-            return;
-        };
-        to.step_seek(dt.as_scalar(), threads);
-        let (index, layout) = (&self.index, &self.layout);
-        let (reorder, copied) = (&switch.reorder, switch.copied);
-        switch.waiting.retain(|target, seekers| {
-            if !index.contains(*target) {
-                return false;
-            }
-            seekers.retain(|seeker| {
-                let (Some(j), Some(p)) = (
-                    index.get(*seeker),
-                    position_in_copy(reorder, copied, index, *seeker),
-                ) else {
-                    return false;
-                };
-                let j = j as usize;
-                let mut velocity = None;
-                layout.for_each_entity_in(j..j + 1, &mut |_, state| {
-                    velocity = Some((state.vx, state.vy));
-                });
-                if let Some((vx, vy)) = velocity {
-                    to.set_velocity_at(p, vx, vy);
-                }
-                true
-            });
-            !seekers.is_empty()
-        });
-    }
-
     /// Checks that every entity's handle names the entity `target_of` says it seeks, if that one
-    /// is alive, and nothing otherwise; in a pending switch's copy too, where a seeker copied
-    /// before its target holds nothing yet. The first mismatch, for tests and `soak`. A layout
-    /// that cannot seek holds no handles, and has nothing to check.
+    /// is alive, and nothing otherwise; in a transition's copy too, where a seeker copied before
+    /// its target holds nothing yet. The first mismatch, for tests and `soak`.
     pub fn check_targets(&self) -> Result<(), String> {
-        let expected = |id: u64| target_of(self.seed, id).filter(|t| self.index.contains(*t));
-        if let Some(layout) = self.layout.seeking() {
-            for (i, &id) in self.ids.iter().enumerate() {
-                let held = layout.target_at(i);
-                if held != expected(id) {
-                    return Err(format!(
-                        "{}: entity {id} at {i} seeks {held:?}, expected {:?}",
-                        self.kind(),
-                        expected(id)
-                    ));
-                }
+        let population = &self.population;
+        let expected =
+            |id: u64| target_of(population.seed, id).filter(|t| population.index.contains(*t));
+        for (i, &id) in population.ids.iter().enumerate() {
+            let held = self.layout.target_at(i);
+            if held != expected(id) {
+                return Err(format!(
+                    "{}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                    self.kind(),
+                    expected(id)
+                ));
             }
         }
-        if let Some(switch) = &self.switch
-            && let Some(to) = switch.to.seeking()
-        {
-            let copy = match &switch.reorder {
-                Some(r) => &r.ids[..],
-                None => &self.ids[..switch.copied],
-            };
-            for (i, &id) in copy.iter().enumerate() {
-                let held = to.target_at(i);
-                let waiting = held.is_none()
-                    && expected(id)
-                        .is_some_and(|t| switch.waiting.get(&t).is_some_and(|w| w.contains(&id)));
-                if held != expected(id) && !waiting {
-                    return Err(format!(
-                        "switch copy {}: entity {id} at {i} seeks {held:?}, expected {:?}",
-                        to.kind(),
-                        expected(id)
-                    ));
-                }
+        let Some((copy, ids)) = self
+            .transition
+            .as_ref()
+            .and_then(|t| t.copied_ids(population))
+        else {
+            return Ok(());
+        };
+        for (i, &id) in ids.iter().enumerate() {
+            let held = copy.to.target_at(i);
+            let waiting = held.is_none()
+                && expected(id)
+                    .is_some_and(|t| copy.waiting.get(&t).is_some_and(|w| w.contains(&id)));
+            if held != expected(id) && !waiting {
+                return Err(format!(
+                    "switch copy {}: entity {id} at {i} seeks {held:?}, expected {:?}",
+                    copy.to.kind(),
+                    expected(id)
+                ));
             }
         }
         Ok(())
@@ -169,12 +72,13 @@ impl<S: AllLayouts> Swarm<S> {
     /// view). Each region names its seeker as its entity.
     pub fn target_regions(&self, range: std::ops::Range<usize>) -> Vec<Region> {
         let mut out = Vec::new();
-        let Some(layout) = self.layout.seeking() else {
-            return out;
-        };
         let mut one = Vec::new();
         for seeker in range.start.min(self.len())..range.end.min(self.len()) {
-            let Some(j) = layout.target_at(seeker).and_then(|t| self.index.get(t)) else {
+            let Some(j) = self
+                .layout
+                .target_at(seeker)
+                .and_then(|t| self.population.index.get(t))
+            else {
                 continue;
             };
             one.clear();
@@ -198,7 +102,7 @@ impl<S: AllLayouts> Swarm<S> {
 /// copies: the target ids are worked out first, and each read is prefetched
 /// [`PREFETCH_AHEAD`] seekers ahead, so that the misses overlap instead of queuing one after
 /// another.
-fn look_up_targets(
+pub(super) fn look_up_targets(
     seed: u64,
     index: &IdIndex,
     ids: &[u64],
@@ -230,6 +134,8 @@ mod tests {
     use super::*;
     use crate::layout::{LayoutKind, SeekKernel};
     use crate::runtime::swarm::Order;
+    use crate::threads::Threads;
+    use crate::workload::Dt;
 
     /// Random churn, shrinks, growth and a switch spread over random steps, with seek between
     /// them: after every operation every handle names the target `target_of` gives (or nothing
@@ -244,12 +150,12 @@ mod tests {
             let mut swarm = Swarm::<f32>::with_count(LayoutKind::Aos, seed, 2000).unwrap();
             for step in 0..60 {
                 let op = rng.random_range(0..5);
-                if op == 0 && swarm.switch_progress().is_none() {
+                if op == 0 && swarm.transition().is_none() {
                     let kind = LayoutKind::CPU[rng.random_range(0..LayoutKind::CPU.len())];
                     swarm.begin_switch(kind).unwrap();
                 }
                 if op == 1 {
-                    swarm.switch_step(rng.random_range(1..600));
+                    swarm.copy_step(rng.random_range(1..600));
                 }
                 let k = rng.random_range(0..200);
                 let n = rng.random_range(500..2500);
@@ -260,7 +166,8 @@ mod tests {
                         _ => s.step_seek(Dt::default(), Threads::BOTH[step % 2]),
                     }
                 }
-                if swarm.switch.as_ref().is_some_and(|s| !s.waiting.is_empty()) {
+                let copy = swarm.transition.as_ref().and_then(|t| t.copy());
+                if copy.is_some_and(|c| !c.waiting.is_empty()) {
                     waited += 1;
                 }
                 assert_eq!(swarm.check_targets(), Ok(()), "seed {seed} step {step}");
@@ -305,12 +212,12 @@ mod tests {
                 );
                 for s in [&mut reference, &mut swarm] {
                     match op {
-                        0 if s.switch_progress().is_none() => s.begin_switch(to).unwrap(),
-                        1 if s.switch_progress().is_none() => {
+                        0 if s.transition().is_none() => s.begin_switch(to).unwrap(),
+                        1 if s.transition().is_none() => {
                             s.begin_reorder(Order::BOTH[step % 2]).unwrap()
                         }
                         2 => {
-                            s.switch_step(steps);
+                            s.copy_step(steps);
                         }
                         _ => {}
                     }
@@ -347,11 +254,7 @@ mod tests {
     #[test]
     fn a_wrong_handle_is_caught_in_the_layout_and_in_the_copy() {
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 3, 2000).unwrap();
-        swarm
-            .layout
-            .seeking_mut()
-            .unwrap()
-            .set_targets(1000, &[Some(999)]);
+        swarm.layout.set_targets(1000, &[Some(999)]);
         assert!(
             swarm
                 .check_targets()
@@ -361,9 +264,9 @@ mod tests {
 
         let mut swarm = Swarm::<f32>::with_count(LayoutKind::Soa, 3, 2000).unwrap();
         swarm.begin_switch(LayoutKind::Hecs).unwrap();
-        swarm.switch_step(1500);
-        let copy = swarm.switch.as_mut().unwrap();
-        copy.to.seeking_mut().unwrap().set_targets(1200, &[None]);
+        swarm.copy_step(1500);
+        let copy = swarm.transition.as_mut().unwrap().copy_mut().unwrap();
+        copy.to.set_targets(1200, &[None]);
         assert!(
             swarm
                 .check_targets()

@@ -1,19 +1,14 @@
-//! The table of layouts: one row per layout a person can pick, holding every fact about it (its
-//! name and key, its family and tuned sibling, what it can do, how much memory an entity costs
-//! in it, its doc line) and how to build it. Everything that asks what a layout *is* reads its
-//! row; what a layout *does* is its file's `impl`. Adding a layout is a variant of
-//! [`LayoutKind`], its row in [`TABLE`] and its file (docs/layouts.md walks through it).
+//! The facts about every layout, one row each: its name and key, its family and tuned sibling,
+//! what it can do, how its memory is estimated, its doc line. The bottom floor of the layouts:
+//! it imports no layout, and every layout, the factory ([`super::factory`]) and everything that
+//! asks what a layout *is* read it; what a layout *does* is its file's `impl`. Adding a layout is
+//! a variant of [`LayoutKind`], its row in [`TABLE`], its file, and its line in the factory
+//! (docs/layouts.md walks through it).
 
 use std::fmt;
 
-use crate::layout::slots::Targets;
-use crate::layout::{
-    Aos, BoxedEntities, Chunks, DynAgents, EcsLayout, FlecsLayout, HecsLayout, InSparseSet, Layout,
-    ShipyardLayout, Soa, ecs, flecs_world, hecs_world, shipyard_world,
-};
 use crate::scalar::Scalar;
 use crate::workload::EntityState;
-use bevy_ecs::component::StorageType;
 
 /// Every layout and variant, as a user picks it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,29 +114,6 @@ pub enum Footprint {
     Device,
 }
 
-impl Footprint {
-    fn bytes_per_entity<S: Scalar>(self) -> usize {
-        let payload = LayoutKind::payload_bytes_per_entity::<S>();
-        let target = Targets::bytes_per_entity();
-        match self {
-            Footprint::Payload => payload + target,
-            Footprint::Blocks => payload + payload / 16 + target,
-            Footprint::Boxes => {
-                payload
-                    + 16
-                    + crate::memory::glibc_malloc_chunk_bytes(size_of::<EntityState<S>>()) as usize
-                    + target
-            }
-            Footprint::Bevy => ecs::bytes_per_entity::<S>(StorageType::Table),
-            Footprint::BevySparse => ecs::bytes_per_entity::<S>(StorageType::SparseSet),
-            Footprint::Hecs => hecs_world::bytes_per_entity::<S>(),
-            Footprint::Flecs => flecs_world::bytes_per_entity::<S>(),
-            Footprint::Shipyard => shipyard_world::bytes_per_entity::<S>(),
-            Footprint::Device => payload + 4,
-        }
-    }
-}
-
 /// Everything that is a fact about one layout.
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutRow {
@@ -163,7 +135,7 @@ pub struct LayoutRow {
     /// How it runs on all cores, where that is not by splitting its arrays across Bevy's pool
     /// as the others do.
     pub parallel: Option<&'static str>,
-    /// It lives on a device ([`crate::layout::OnDevice`]).
+    /// It lives on a device: its entities' bytes are not in this process's memory.
     pub device: bool,
     pub footprint: Footprint,
     /// One line: what it is.
@@ -460,13 +432,6 @@ impl LayoutKind {
         size_of::<EntityState<S>>() + size_of::<u64>()
     }
 
-    /// A generous estimate of what one entity really costs in this layout (slack included), used
-    /// to refuse a count before allocating rather than after: its footprint, doubled for the
-    /// room a doubling `Vec` can leave unused while it grows.
-    pub fn estimated_bytes_per_entity<S: Scalar>(self) -> usize {
-        self.row().footprint.bytes_per_entity::<S>() * 2
-    }
-
     /// Whether this layout's move and regen kernels are compiled per SIMD tier.
     pub fn has_simd_kernels(self) -> bool {
         self.row().simd_kernels
@@ -492,12 +457,6 @@ impl LayoutKind {
     pub fn is_gpu(self) -> bool {
         self.row().device
     }
-
-    /// Builds an empty layout of this kind if it lives in CPU memory; `None` for the gpu layout,
-    /// which `entity_layouts::runtime::catalog` builds.
-    pub fn create_cpu<S: CpuLayouts>(self) -> Option<Box<dyn Layout<S>>> {
-        S::create_cpu(self)
-    }
 }
 
 impl fmt::Display for LayoutKind {
@@ -506,55 +465,9 @@ impl fmt::Display for LayoutKind {
     }
 }
 
-/// A number type every CPU layout is built for here, in this crate: `f32` (the app's) and `f64`
-/// (the JS study's). A crate that builds a layout gets the layout's code from this crate (its
-/// vtable points here), not a copy compiled among its own code: that is what keeps the counted
-/// kernels where the counts check expects them (the crate docs say why).
-pub trait CpuLayouts: Scalar {
-    /// An empty layout of `kind`, or `None` for one that does not live in CPU memory.
-    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<Self>>>;
-}
-
-impl CpuLayouts for f32 {
-    #[inline(never)]
-    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<f32>>> {
-        build_cpu::<f32>(kind)
-    }
-}
-
-impl CpuLayouts for f64 {
-    #[inline(never)]
-    fn create_cpu(kind: LayoutKind) -> Option<Box<dyn Layout<f64>>> {
-        build_cpu::<f64>(kind)
-    }
-}
-
-fn build_cpu<S: Scalar>(kind: LayoutKind) -> Option<Box<dyn Layout<S>>> {
-    Some(match kind {
-        LayoutKind::EcsTable => Box::new(EcsLayout::<S>::table()),
-        LayoutKind::EcsSparse => Box::new(EcsLayout::<S, InSparseSet>::sparse()),
-        LayoutKind::EcsContiguous => Box::new(EcsLayout::<S>::contiguous()),
-        LayoutKind::Hecs => Box::new(HecsLayout::<S>::new(false)),
-        LayoutKind::HecsTuned => Box::new(HecsLayout::<S>::new(true)),
-        LayoutKind::Flecs => Box::new(FlecsLayout::<S>::new(false)),
-        LayoutKind::FlecsTuned => Box::new(FlecsLayout::<S>::new(true)),
-        LayoutKind::Shipyard => Box::new(ShipyardLayout::<S>::new(false)),
-        LayoutKind::ShipyardTuned => Box::new(ShipyardLayout::<S>::new(true)),
-        LayoutKind::Soa => Box::new(Soa::<S>::default()),
-        LayoutKind::Chunks => Box::new(Chunks::<S>::default()),
-        LayoutKind::Aos => Box::new(Aos::<S>::default()),
-        LayoutKind::Boxed => Box::new(BoxedEntities::<S>::new(false)),
-        LayoutKind::BoxedShuffled => Box::new(BoxedEntities::<S>::new(true)),
-        LayoutKind::Dyn(k) => Box::new(DynAgents::<S>::new(k)),
-        LayoutKind::Gpu => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::SeekKernel;
-    use crate::simd::SimdTier;
 
     #[test]
     fn every_kind_finds_its_own_row_and_names_are_unique_and_lowercase() {
@@ -579,63 +492,5 @@ mod tests {
                 .iter()
                 .all(|r| !r.doc.is_empty() && !r.label.is_empty())
         );
-    }
-
-    /// The table says what each CPU layout can do; each layout, built, does exactly that: SIMD
-    /// kernels (a tier asked for is the tier it runs), seeking, living on a device, and a tuned
-    /// sibling of the same family.
-    #[test]
-    fn the_table_agrees_with_what_each_layout_does() {
-        let best = Some(SimdTier::best()).filter(|t| *t != SimdTier::Baseline);
-        for kind in LayoutKind::CPU {
-            let row = kind.row();
-            let mut layout = kind.create_cpu::<f32>().expect("a CPU layout builds");
-            assert_eq!(layout.kind(), kind);
-            if let Some(tier) = best {
-                let runs = layout.set_simd(tier);
-                assert_eq!(
-                    runs == tier,
-                    row.simd_kernels,
-                    "{kind}: the table says simd_kernels {}, asked for {tier} it runs {runs}",
-                    row.simd_kernels
-                );
-            }
-            assert_eq!(layout.set_simd(SimdTier::Baseline), SimdTier::Baseline);
-            // Every layout seeks (the gpu layout too, in tests/gpu.rs).
-            assert!(layout.capabilities().seeking.is_some(), "{kind}: seeking");
-            assert!(
-                layout.capabilities_mut().seeking.is_some(),
-                "{kind}: seeking, mutably"
-            );
-            if let Some(seeking) = layout.capabilities_mut().seeking {
-                let runs = seeking.set_seek_kernel(SeekKernel::Tuned);
-                assert_eq!(
-                    runs == SeekKernel::Tuned,
-                    row.tuned_seek,
-                    "{kind}: the table says tuned_seek {}, asked for the tuned seek it runs {runs}",
-                    row.tuned_seek
-                );
-                assert_eq!(
-                    seeking.set_seek_kernel(SeekKernel::Idiomatic),
-                    SeekKernel::Idiomatic
-                );
-            }
-            assert_eq!(
-                layout.capabilities().on_device.is_some(),
-                row.device,
-                "{kind}: on a device"
-            );
-            assert!(
-                layout.capabilities().in_host_memory.is_some(),
-                "{kind}: a CPU layout says where its entities are"
-            );
-            if let Some(tuned) = row.tuned {
-                assert_eq!(tuned.row().family, row.family, "{kind}: its tuned sibling");
-                assert!(
-                    tuned.row().tuned.is_none(),
-                    "{tuned} is itself the tuned form"
-                );
-            }
-        }
     }
 }
