@@ -395,6 +395,25 @@ fn every_file_under_docs_runs_and_docs_img_is_read_by_a_page_or_a_test() {
     );
 }
 
+/// A clone carries docs/ whole, so it has a ceiling: the run the pages come from, the journals
+/// the tests replay, the other runs' reports and logs, and the pages' pictures (32-colour
+/// palettes, docs/app.md says how) fit in 15 MiB.
+#[test]
+fn docs_weigh_at_most_15_mib() {
+    let mut files = Vec::new();
+    files_under(&Path::new(ROOT).join("docs"), &mut files);
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(Path::new(ROOT).join(f)).unwrap().len())
+        .sum();
+    assert!(
+        bytes <= 15 << 20,
+        "docs/ holds {bytes} bytes ({:.2} MiB), over 15 MiB: prune older runs' bulk or shrink the \
+         pictures (docs/app.md)",
+        bytes as f64 / f64::from(1 << 20)
+    );
+}
+
 #[test]
 fn the_weight_check_finds_a_file_nobody_reads() {
     let pointed: HashSet<PathBuf> = ["docs/runs/linked", "docs/runs/one/results.md", "docs/runs"]
