@@ -6,7 +6,7 @@
 //! results page one question (25 KB).
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -30,9 +30,8 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
-/// `docs/...` paths quoted in code spans (`docs/runs/seek/results.md`, `--out docs/runs/seek`).
-fn quoted_docs_paths(markdown: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// The words of every code span outside code blocks.
+fn code_span_words(markdown: &str) -> Vec<String> {
     let mut fenced = false;
     let prose: Vec<&str> = markdown
         .lines()
@@ -44,18 +43,26 @@ fn quoted_docs_paths(markdown: &str) -> Vec<String> {
             !fenced
         })
         .collect();
-    for (i, span) in prose.join("\n").split('`').enumerate() {
-        if i % 2 == 0 {
-            continue;
-        }
-        for word in span.split_whitespace() {
-            if let Some(at) = word.find("docs/").filter(|_| !word.contains('<')) {
-                let path = word[at..].trim_end_matches(|c: char| !c.is_alphanumeric());
-                out.push(path.to_string());
-            }
-        }
-    }
-    out
+    prose
+        .join("\n")
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split_whitespace().map(str::to_string))
+        .collect()
+}
+
+/// `docs/...` paths quoted in code spans (`docs/runs/seek/results.md`, `--out docs/runs/seek`).
+fn quoted_docs_paths(markdown: &str) -> Vec<String> {
+    code_span_words(markdown)
+        .iter()
+        .filter(|word| !word.contains('<'))
+        .filter_map(|word| {
+            let at = word.find("docs/")?;
+            let path = word[at..].trim_end_matches(|c: char| !c.is_alphanumeric());
+            Some(path.to_string())
+        })
+        .collect()
 }
 
 /// The targets of `[text](target)`, `![alt](target)` and `src="target"` outside code blocks
@@ -193,6 +200,279 @@ fn every_quoted_docs_path_exists() {
         "quoted paths that do not exist:\n{}",
         missing.join("\n")
     );
+}
+
+/// `path` with its `.` and `..` resolved by name alone (`docs/results/../runs/x` is
+/// `docs/runs/x`).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// What code spans on a page in `dir` name beside the page: `final-1.log`, `bench-gpu/`, or a
+/// pattern with one `*` (`slider-*.log`). A run folder's README says what each of its files is
+/// this way.
+fn named_beside(markdown: &str, dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for word in code_span_words(markdown) {
+        let word = word.trim_end_matches([',', ';', ':', ')', '.']);
+        if word.is_empty() || word.contains("docs/") || word.starts_with('/') || word.contains("..")
+        {
+            continue;
+        }
+        match word.split_once('*') {
+            Some((before, after)) if !before.is_empty() && after.contains('.') => {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                for entry in entries {
+                    let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+                    if name.len() >= before.len() + after.len()
+                        && name.starts_with(before)
+                        && name.ends_with(after)
+                    {
+                        out.push(dir.join(name));
+                    }
+                }
+            }
+            Some(_) => {}
+            None if dir.join(word).exists() => out.push(lexical(&dir.join(word))),
+            None => {}
+        }
+    }
+    out
+}
+
+/// Every page a reader reaches from the front pages by links: the README, docs/*.md,
+/// docs/results/*.md, and every Markdown file under the root that those link, and so on (run
+/// folders' READMEs and results.md among them).
+fn reachable_pages() -> Vec<PathBuf> {
+    let root = Path::new(ROOT);
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut queue = pages();
+    while let Some(page) = queue.pop() {
+        if seen.contains(&page) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&page).unwrap();
+        for target in targets(&text) {
+            let file = target.split('#').next().unwrap_or_default();
+            let path = lexical(&page.parent().unwrap().join(file));
+            if file.ends_with(".md") && path.starts_with(root) && path.is_file() {
+                queue.push(path);
+            }
+        }
+        seen.push(page);
+    }
+    seen
+}
+
+/// What `page` (an absolute path; `text` its Markdown) points at: its links and images, the
+/// `docs/...` files its code spans quote, and what its code spans name beside it. A link to a
+/// folder stands for every file in it, except the page's own folder or one above it: a page
+/// cannot vouch for the files beside it by pointing at where it is. A folder quoted in a command
+/// (`--out docs/runs/seek`) names where a run was written, not a file anyone reads.
+fn pointed_at_by(page: &Path, text: &str) -> Vec<PathBuf> {
+    let root = Path::new(ROOT);
+    let dir = page.parent().unwrap();
+    let mut found: Vec<PathBuf> = targets(text)
+        .iter()
+        .filter(|t| !t.contains("://") && !t.starts_with("mailto:"))
+        .filter_map(|t| t.split('#').next().filter(|f| !f.is_empty()))
+        .map(|file| lexical(&dir.join(file)))
+        .collect();
+    found.extend(
+        quoted_docs_paths(text)
+            .iter()
+            .map(|p| root.join(p))
+            .filter(|p| p.is_file()),
+    );
+    found.extend(named_beside(text, dir));
+    found.retain(|path| !page.starts_with(path));
+    found
+}
+
+/// What the reachable pages point at, relative to the root (`docs/runs/app-order`,
+/// `docs/img/hud.png`).
+fn pointed_at() -> HashSet<PathBuf> {
+    let root = Path::new(ROOT);
+    let mut out = HashSet::new();
+    for page in reachable_pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for path in pointed_at_by(&page, &text) {
+            if let Ok(relative) = path.strip_prefix(root) {
+                out.insert(relative.to_path_buf());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `file` (relative to the root, as `docs/runs/NAME/...`) is read by someone: a page
+/// points at it or at a folder above it (below docs/runs or docs/img, not those themselves), a
+/// source names its path, or a source names its run folder and its file name, both as string
+/// literals (`root.join("docs/runs/quick-2026-12-05").join("cells.jsonl")`). A comment that cites
+/// only a run folder reads none of its files: the folder's README or results.md is what it cites.
+fn is_read(file: &Path, pointed: &HashSet<PathBuf>, sources: &[String]) -> bool {
+    let pointed_at = file.ancestors().any(|above| {
+        above.components().count() > 2 && above.starts_with("docs") && pointed.contains(above)
+    });
+    let path = file.to_string_lossy().replace('\\', "/");
+    let named = |source: &String| {
+        if source.contains(&path) {
+            return true;
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        parts.len() == 4
+            && parts[1] == "runs"
+            && source.contains(&format!("\"{}\"", parts[..3].join("/")))
+            && source.contains(&format!("\"{}\"", parts[3]))
+    };
+    pointed_at || sources.iter().any(named)
+}
+
+/// Every file under `dir`, recursively, relative to the root.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path.strip_prefix(ROOT).unwrap().to_path_buf());
+        }
+    }
+}
+
+/// A clone carries every file under docs/runs and docs/img, so each must be read by someone: a
+/// page a reader reaches links it or its folder (or, for a run's README, names it in a code
+/// span), or a test or source file names its path. The run `bench docs` generates the pages from
+/// is kept whole. Anything else is weight: delete it (git keeps it), or link it where it is
+/// used.
+#[test]
+fn every_file_under_docs_runs_and_docs_img_is_read_by_a_page_or_a_test() {
+    let root = Path::new(ROOT);
+    let pointed = pointed_at();
+    let mut sources = Vec::new();
+    for dir in ["src", "core/src", "scripts", "benches", "assets", "tests"] {
+        sources_in(&root.join(dir), &mut sources);
+    }
+    // This file's own examples name paths; they vouch for nothing.
+    let this_file = root.join("tests/docs_links.rs");
+    let sources: Vec<String> = sources
+        .iter()
+        .filter(|f| **f != this_file)
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let docs_run = entity_layouts::bench::docs::newest_full_run(root)
+        .unwrap()
+        .strip_prefix(root)
+        .unwrap()
+        .to_path_buf();
+    let mut files = Vec::new();
+    files_under(&root.join("docs/runs"), &mut files);
+    files_under(&root.join("docs/img"), &mut files);
+    assert!(files.len() > 100, "only {} files found", files.len());
+    let mut unread: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(&docs_run) && !is_read(f, &pointed, &sources))
+        .map(|f| f.display().to_string())
+        .collect();
+    unread.sort();
+    assert!(
+        unread.is_empty(),
+        "files under docs/ that no page links (nor its folder) and no test or source names: \
+         link each where it is used, or delete it:\n{}",
+        unread.join("\n")
+    );
+}
+
+/// A clone carries docs/ whole, so it has a ceiling: the run the pages come from, the journals
+/// the tests replay, the other runs' reports and logs, and the pages' pictures (32-colour
+/// palettes, docs/app.md says how) fit in 15 MiB.
+#[test]
+fn docs_weigh_at_most_15_mib() {
+    let mut files = Vec::new();
+    files_under(&Path::new(ROOT).join("docs"), &mut files);
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(Path::new(ROOT).join(f)).unwrap().len())
+        .sum();
+    assert!(
+        bytes <= 15 << 20,
+        "docs/ holds {bytes} bytes ({:.2} MiB), over 15 MiB: prune older runs' bulk or shrink the \
+         pictures (docs/app.md)",
+        bytes as f64 / f64::from(1 << 20)
+    );
+}
+
+#[test]
+fn the_weight_check_finds_a_file_nobody_reads() {
+    let pointed: HashSet<PathBuf> = ["docs/runs/linked", "docs/runs/one/results.md", "docs/runs"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    let sources = vec![
+        "let run = root.join(\"docs/runs/journal\").join(\"cells.jsonl\");".to_string(),
+        "// figures in docs/runs/cited, and docs/img/named.png".to_string(),
+    ];
+    let read = |file: &str| is_read(Path::new(file), &pointed, &sources);
+    // A linked folder stands for its files; a linked file for itself alone.
+    assert!(read("docs/runs/linked/results.json"));
+    assert!(read("docs/runs/one/results.md"));
+    assert!(!read("docs/runs/one/results.json"));
+    // A link to docs/runs itself vouches for nothing in it.
+    assert!(!read("docs/runs/other/results.json"));
+    // A source names the folder and the file as literals, or the whole path.
+    assert!(read("docs/runs/journal/cells.jsonl"));
+    assert!(!read("docs/runs/journal/results.json"));
+    assert!(read("docs/img/named.png"));
+    // A comment citing a folder reads none of its files.
+    assert!(!read("docs/runs/cited/results.json"));
+
+    assert_eq!(
+        lexical(Path::new("docs/results/../runs/./x/a.log")),
+        PathBuf::from("docs/runs/x/a.log")
+    );
+    let dir = std::env::temp_dir().join(format!("entity-layouts-beside-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("cells")).unwrap();
+    for name in [
+        "final-1.log",
+        "slider-a.log",
+        "slider-b.log",
+        "slider.txt",
+        "other.log",
+    ] {
+        std::fs::write(dir.join(name), "").unwrap();
+    }
+    let named = named_beside(
+        "Logs: `final-1.log`, `slider-*.log`, the folder `cells/`; `*` and `missing.log` name \
+         nothing, and `../other.log` is not beside the page.",
+        &dir,
+    );
+    let mut names: Vec<String> = named
+        .iter()
+        .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["cells", "final-1.log", "slider-a.log", "slider-b.log"]
+    );
+    // A page's links to its own folder, or above it, vouch for nothing; a file beside it counts.
+    let page = dir.join("README.md");
+    let pointed = pointed_at_by(&page, "[here](.), [up](..), [a log](other.log)");
+    assert_eq!(pointed, [dir.join("other.log")]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
