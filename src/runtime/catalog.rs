@@ -6,8 +6,9 @@
 use std::ops::{Deref, DerefMut, Range};
 
 use crate::error::SimError;
+use crate::layout::factory::CpuLayouts;
 use crate::layout::regions::Region;
-use crate::layout::{CpuLayouts, HostLayout, Layout, LayoutKind};
+use crate::layout::{HostLayout, Layout, LayoutKind};
 #[cfg(feature = "gpu")]
 use crate::runtime::device::DeviceLayout;
 pub use crate::runtime::device::DeviceTime;

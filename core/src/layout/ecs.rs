@@ -37,9 +37,10 @@ use crate::layout::components::{
     Storage, Velocity,
 };
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
+use crate::layout::markers::with_marker;
 use crate::layout::regions::{Field, Region};
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
-use crate::layout::{InHostMemory, Released};
+use crate::layout::{InHostMemory, Marks, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 
 /// The smallest world worth rebuilding after a shrink.
@@ -598,6 +599,10 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         self.visit_entities(at.iter().map(|&i| self.entities[i]), visit);
     }
 
+    fn marks(&mut self) -> Option<&mut dyn Marks> {
+        Some(self)
+    }
+
     fn memory(&self) -> MemoryUse {
         let len = self.len() as u64;
         MemoryUse {
@@ -865,6 +870,20 @@ pub fn bytes_per_entity<S: Scalar>(storage: StorageType) -> usize {
         StorageType::SparseSet => COMPONENTS * (size_of::<Entity>() + 4),
     };
     values + ticks + table_entities + archetype_entities + location + ours + sparse_sets
+}
+
+impl<S: Scalar, K: Storage> Marks for EcsLayout<S, K> {
+    fn mark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let mut e = self.world_mut().entity_mut(entity);
+        with_marker!(bit, M => { e.insert(M {}); });
+    }
+
+    fn unmark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let mut e = self.world_mut().entity_mut(entity);
+        with_marker!(bit, M => { e.remove::<M>(); });
+    }
 }
 
 #[cfg(test)]

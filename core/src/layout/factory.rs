@@ -7,12 +7,18 @@
 //! among its own code: that keeps the counted kernels where the counts check expects them (the
 //! crate docs say why).
 
+use crate::layout::aos::Aos;
+use crate::layout::boxed::BoxedEntities;
+use crate::layout::chunks::Chunks;
+use crate::layout::dyn_agents::DynAgents;
+use crate::layout::ecs::EcsLayout;
 use crate::layout::facts::{Footprint, LayoutKind};
+use crate::layout::flecs_world::FlecsLayout;
+use crate::layout::hecs_world::HecsLayout;
+use crate::layout::shipyard_world::ShipyardLayout;
 use crate::layout::slots::Targets;
-use crate::layout::{
-    Aos, BoxedEntities, Chunks, DynAgents, EcsLayout, FlecsLayout, HecsLayout, HostLayout,
-    InSparseSet, ShipyardLayout, Soa, ecs, flecs_world, hecs_world, shipyard_world,
-};
+use crate::layout::soa::Soa;
+use crate::layout::{HostLayout, InSparseSet, ecs, flecs_world, hecs_world, shipyard_world};
 use crate::scalar::Scalar;
 use crate::workload::EntityState;
 use bevy_ecs::component::StorageType;

@@ -40,9 +40,10 @@ use crate::layout::components::{
 use crate::layout::ecs::{Columns, Rows, push_regions, rows_are_logical, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
+use crate::layout::markers::MARKERS;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolved_rows};
-use crate::layout::{InHostMemory, Released, SortsInPlace};
+use crate::layout::{InHostMemory, Marks, Released, SortsInPlace};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::order::Order;
@@ -97,6 +98,8 @@ pub struct FlecsLayout<S: Scalar> {
     /// The worker threads the world has now: 1 for none.
     worker_threads: i32,
     tier: SimdTier,
+    /// The tag entities that stand for the marker components ([`Marks`]).
+    marker_tags: Vec<Entity>,
     _scalar: std::marker::PhantomData<fn() -> S>,
 }
 
@@ -236,6 +239,7 @@ impl<S: Scalar> FlecsLayout<S> {
             entities: Listed::default(),
             worker_threads: 1,
             tier: SimdTier::Baseline,
+            marker_tags: Vec::new(),
             _scalar: std::marker::PhantomData,
         }
     }
@@ -505,6 +509,10 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
         self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }
 
+    fn marks(&mut self) -> Option<&mut dyn Marks> {
+        Some(self)
+    }
+
     fn memory(&self) -> MemoryUse {
         let len = self.len() as u64;
         MemoryUse {
@@ -708,6 +716,32 @@ pub fn bytes_per_entity<S: Scalar>() -> usize {
         + 8
         + 24
         + size_of::<Entity>()
+}
+
+/// flecs carries markers as tag entities, flecs' own way of adding a component made at run time
+/// (no Rust type needed), made the first time a marker is asked for.
+impl<S: Scalar> Marks for FlecsLayout<S> {
+    fn mark(&mut self, index: usize, bit: u8) {
+        let (entity, tag) = (self.entities()[index], self.marker_tag(bit));
+        self.world_mut().entity_from_id(entity).add(tag);
+    }
+
+    fn unmark(&mut self, index: usize, bit: u8) {
+        let (entity, tag) = (self.entities()[index], self.marker_tag(bit));
+        self.world_mut().entity_from_id(entity).remove(tag);
+    }
+}
+
+impl<S: Scalar> FlecsLayout<S> {
+    /// The tag entity that stands for marker `bit`, made the first time it is asked for.
+    fn marker_tag(&mut self, bit: u8) -> Entity {
+        let bit = usize::from(bit.min(MARKERS - 1));
+        while self.marker_tags.len() <= bit {
+            let tag = self.world_mut().entity().id();
+            self.marker_tags.push(tag);
+        }
+        self.marker_tags[bit]
+    }
 }
 
 #[cfg(test)]

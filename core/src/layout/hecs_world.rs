@@ -29,11 +29,12 @@ use crate::layout::components::{
 use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::interleaved::{MoveInterleaved, RegenTable};
 use crate::layout::listed::Listed;
+use crate::layout::markers::with_marker;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{
     NO_TARGET, ResolvedTargets, SeekKernel, born_with, seek_resolved_rows,
 };
-use crate::layout::{InHostMemory, Released};
+use crate::layout::{InHostMemory, Marks, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -375,6 +376,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
         self.visit_entities(at.iter().map(|&i| self.entities.get(i)), visit);
     }
 
+    fn marks(&mut self) -> Option<&mut dyn Marks> {
+        Some(self)
+    }
+
     fn memory(&self) -> MemoryUse {
         let len = self.len() as u64;
         MemoryUse {
@@ -568,4 +573,18 @@ pub fn bytes_per_entity<S: Scalar>() -> usize {
         + 4
         + 12
         + size_of::<Entity>()
+}
+
+impl<S: Scalar> Marks for HecsLayout<S> {
+    fn mark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let world = self.world_mut();
+        with_marker!(bit, M => world.insert_one(entity, M {}).expect("a listed entity"));
+    }
+
+    fn unmark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let world = self.world_mut();
+        with_marker!(bit, M => { world.remove_one::<M>(entity).expect("a marked entity"); });
+    }
 }

@@ -7,44 +7,37 @@
 //! churn (written once, in `entity_layouts::runtime::swarm`) need no per-layout id map. Where the bytes actually
 //! sit is each layout's own business: that is the thing being measured.
 
-mod aos;
-mod boxed;
+// The layouts, one file each, and the factory that builds them: above this file (they implement
+// its trait), so it names none of them.
+pub mod aos;
+pub mod boxed;
 pub mod chunks;
+pub mod dyn_agents;
+pub mod ecs;
+pub mod factory;
+pub mod flecs_world;
+pub mod hecs_world;
+pub mod shipyard_world;
+pub mod soa;
+// What they are built from, below this file.
 mod components;
-mod dyn_agents;
-mod ecs;
-mod factory;
 pub mod facts;
-mod flecs_world;
-mod hecs_world;
 pub mod interleaved;
 mod kernels;
 mod listed;
+pub mod markers;
 pub mod regions;
 pub mod seeking;
-mod shipyard_world;
 pub mod slots;
-mod soa;
 
 use std::collections::TryReserveError;
 use std::ops::Range;
 
-pub use aos::Aos;
-pub use boxed::BoxedEntities;
-pub use chunks::Chunks;
 pub use components::{
     Armor, Energy, EntityId, Health, InSparseSet, InTable, Position, Regen, Storage, Velocity,
 };
-pub use dyn_agents::DynAgents;
-pub use ecs::{EcsLayout, EcsVariant};
-pub use factory::CpuLayouts;
 pub use facts::{DYN_KINDS, Family, Footprint, LayoutKind, LayoutRow, TABLE};
-pub use flecs_world::FlecsLayout;
-pub use hecs_world::HecsLayout;
-pub use interleaved::MoveInterleaved;
 pub use seeking::SeekKernel;
-pub use shipyard_world::ShipyardLayout;
-pub use soa::Soa;
 
 use crate::memory::MemoryUse;
 use crate::order::Order;
@@ -65,6 +58,8 @@ use crate::workload::{EntityState, PointSink};
 ///   this process's memory has it; the gpu layout, whose bytes are on the device, does not.
 /// - [`SortsInPlace`]: the library's own sort of its storage, in one call (flecs' `order_by`);
 ///   the others are sorted by the swarm's rebuild, which every layout shares.
+/// - [`Marks`]: zero-sized marker components on an entity, through the library's own call (the
+///   ECS libraries; the arrays have no archetypes).
 pub trait Layout<S: Scalar>: Send + Sync {
     fn kind(&self) -> LayoutKind;
     fn len(&self) -> usize;
@@ -171,6 +166,22 @@ pub trait Layout<S: Scalar>: Send + Sync {
     fn sorts_in_place(&mut self) -> Option<&mut dyn SortsInPlace> {
         None
     }
+    /// Marker components on entities, where the layout is an ECS library's ([`Marks`]).
+    fn marks(&mut self) -> Option<&mut dyn Marks> {
+        None
+    }
+}
+
+/// An ECS library's entities can carry zero-sized marker components ([`markers::Marker`]),
+/// added and removed through the library's own call: Bevy's `EntityWorldMut::insert`, hecs'
+/// `insert_one`, flecs' `add` of a tag entity, shipyard's `add_component`. Each marker moves
+/// the entity to another archetype (or sparse set) and changes nothing of its state.
+pub trait Marks {
+    /// Adds marker `bit` (below [`markers::MARKERS`]) to the entity at logical index `index`,
+    /// which lacks it.
+    fn mark(&mut self, index: usize, bit: u8);
+    /// Removes marker `bit` from the entity at `index`, which has it.
+    fn unmark(&mut self, index: usize, bit: u8);
 }
 
 /// A layout in this process's memory: every layout but the gpu one. What the core builds

@@ -35,11 +35,12 @@ use crate::layout::components::{
 };
 use crate::layout::ecs::{Columns, Rows, push_regions, state_of};
 use crate::layout::listed::{Listed, OrderProof};
+use crate::layout::markers::with_marker;
 use crate::layout::regions::Region;
 use crate::layout::seeking::{
     NO_TARGET, PREFETCH_AHEAD, ResolvedTargets, SeekKernel, born_with, prefetch,
 };
-use crate::layout::{InHostMemory, Released};
+use crate::layout::{InHostMemory, Marks, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
 use crate::scalar::Scalar;
@@ -459,6 +460,10 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
         self.visit_entities(at.iter().map(|&i| entities[i]), visit);
     }
 
+    fn marks(&mut self) -> Option<&mut dyn Marks> {
+        Some(self)
+    }
+
     fn memory(&self) -> MemoryUse {
         let len = self.len() as u64;
         MemoryUse {
@@ -630,6 +635,20 @@ impl<S: Scalar> ShipyardLayout<S> {
 pub fn bytes_per_entity<S: Scalar>() -> usize {
     let components = size_of::<EntityState<S>>() + size_of::<u64>() + size_of::<ShipyardTarget>();
     components + 8 * 2 * size_of::<EntityId>() + 2 * size_of::<EntityId>()
+}
+
+impl<S: Scalar> Marks for ShipyardLayout<S> {
+    fn mark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let world = self.world_mut();
+        with_marker!(bit, M => world.add_component(entity, M {}));
+    }
+
+    fn unmark(&mut self, index: usize, bit: u8) {
+        let entity = self.entities()[index];
+        let world = self.world_mut();
+        with_marker!(bit, M => { world.delete_component::<M>(entity); });
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
-use crate::layout::{EcsLayout, Layout};
+use crate::layout::Layout;
+use crate::layout::ecs::EcsLayout;
 use crate::threads::Threads;
 use crate::workload::Dt;
 

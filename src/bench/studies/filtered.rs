@@ -15,7 +15,8 @@ use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
-use crate::layout::{EcsLayout, InTable, Layout, Position, Velocity};
+use crate::layout::ecs::EcsLayout;
+use crate::layout::{InTable, Layout, Position, Velocity};
 use crate::workload::SEED;
 use crate::workload::{Dt, EntityState, SpawnPattern, move_one, spawn_range};
 

@@ -18,7 +18,8 @@ use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
-use crate::layout::{EcsLayout, InTable, Position, Velocity};
+use crate::layout::ecs::EcsLayout;
+use crate::layout::{InTable, Position, Velocity};
 use crate::workload::{Dt, EntityState, move_one};
 
 pub struct Fragmentation;

@@ -23,7 +23,8 @@ use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::studies::figures as studies;
-use crate::layout::{Armor, EcsLayout, Energy, Health, InTable, Position, Regen, Velocity};
+use crate::layout::ecs::EcsLayout;
+use crate::layout::{Armor, Energy, Health, InTable, Position, Regen, Velocity};
 use crate::workload::SEED;
 
 pub struct RandomAccess;

@@ -10,10 +10,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::Scratch;
 use super::order::Order;
 use super::population::{BATCH, Population};
 use super::queue::Queue;
+use super::settings::Scratch;
 use super::targets::look_up_targets;
 use crate::runtime::catalog::{AllLayouts, Built};
 use crate::runtime::id_index::IdIndex;

@@ -7,6 +7,7 @@
 use std::thread::JoinHandle;
 
 use super::Swarm;
+use super::settings::Scratch;
 use super::transition::{Kind, Transition};
 use crate::layout::Released;
 use crate::memory::release_to_os;
@@ -81,7 +82,7 @@ impl<S: AllLayouts> Swarm<S> {
     pub fn release_memory(&mut self) {
         // The scratch of a big batch (64k entities: about 2.5 MB a swarm) and an index sized
         // for a churn's peak are worth nothing at a small count; they grow back when needed.
-        self.scratch = super::Scratch::new();
+        self.scratch = Scratch::new();
         self.population.index.shrink_to_fit();
         crate::layout::shrink_if_sparse(&mut self.population.ids);
         let released = self.layout.release_unused();

@@ -27,6 +27,7 @@ mod freeing;
 mod order;
 mod population;
 mod queue;
+mod settings;
 mod switching;
 mod targets;
 mod transition;
@@ -41,7 +42,7 @@ use crate::error::SimError;
 use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, SeekKernel};
 use crate::memory::MemoryUse;
-use crate::runtime::catalog::{self, AllLayouts, Built, DeviceTime};
+use crate::runtime::catalog::{AllLayouts, Built, DeviceTime};
 use crate::simd::SimdTier;
 use crate::threads::Threads;
 use crate::workload::{
@@ -49,6 +50,7 @@ use crate::workload::{
 };
 use freeing::Freeing;
 use population::Population;
+use settings::{Scratch, Settings};
 use transition::Transition;
 
 /// Every entity's id and state, in logical order: what a layout switch carries over.
@@ -67,66 +69,6 @@ pub struct Swarm<S: AllLayouts> {
     simd_in_use: SimdTier,
     scratch: Scratch<S>,
     freeing: Freeing,
-}
-
-/// What every layout this swarm builds runs on: the SIMD tier and the seek kernel asked for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Settings {
-    simd: SimdTier,
-    seek_kernel: SeekKernel,
-}
-
-impl Settings {
-    /// A fresh, empty layout of `kind` on these settings.
-    fn create<S: AllLayouts>(self, kind: LayoutKind) -> Result<Built<S>, SimError> {
-        let mut layout = catalog::create::<S>(kind)?;
-        self.configure(&mut *layout);
-        Ok(layout)
-    }
-
-    /// Puts `layout` on these settings.
-    fn configure<S: AllLayouts>(self, layout: &mut dyn Layout<S>) {
-        layout.set_simd(self.simd);
-        layout.set_seek_kernel(self.seek_kernel);
-    }
-}
-
-/// The batches growing and copying pass to a layout: kept between calls, so that growing or
-/// switching by millions allocates them once.
-pub(super) struct Scratch<S> {
-    states: Vec<EntityState<S>>,
-    ids: Vec<u64>,
-    targets: Vec<Option<usize>>,
-}
-
-impl<S: AllLayouts> Scratch<S> {
-    fn new() -> Self {
-        Self {
-            states: Vec::new(),
-            ids: Vec::new(),
-            targets: Vec::new(),
-        }
-    }
-
-    /// The entities at logical indices `range` of `from`, into `ids` and `states`.
-    fn read(&mut self, from: &Built<S>, range: Range<usize>) {
-        self.ids.clear();
-        self.states.clear();
-        from.for_each_entity_in(range, &mut |id, state| {
-            self.ids.push(id);
-            self.states.push(*state);
-        });
-    }
-
-    /// The entities at logical indices `at` of `from`, in that order.
-    fn read_at(&mut self, from: &Built<S>, at: &[usize]) {
-        self.ids.clear();
-        self.states.clear();
-        from.for_each_entity_at(at, &mut |id, state| {
-            self.ids.push(id);
-            self.states.push(*state);
-        });
-    }
 }
 
 impl<S: AllLayouts> Swarm<S> {

@@ -31,10 +31,10 @@
 
 use std::thread::JoinHandle;
 
-use super::Settings;
 use super::copy::{Copy, Places, Sorting};
 use super::order::Order;
 use super::population::{Population, make_room};
+use super::settings::{Scratch, Settings};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
 use crate::runtime::catalog::{AllLayouts, Built};
@@ -408,7 +408,7 @@ impl<S: AllLayouts> Transition<S> {
         from: &Built<S>,
         population: &Population,
         settings: Settings,
-        scratch: &mut super::Scratch<S>,
+        scratch: &mut Scratch<S>,
     ) -> (Next<S>, usize) {
         let wait = max == usize::MAX;
         let to_kind = self.to(from.kind());
