@@ -307,6 +307,55 @@ fn bad_input_exits_2_and_names_what_is_accepted() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// A worker takes its cell serialized (`--cell-json`, from the runner) or as a person types it
+/// (`--cell`, the text the journal and the progress lines show); a cell that is not one of the
+/// experiment's is a usage error naming the experiment, the cell and the forms it takes.
+#[test]
+fn a_worker_reads_its_cell_in_either_form_and_a_malformed_one_exits_2() {
+    for args in [
+        &["--worker", "memory", "--cell", "soa:1000"][..],
+        &[
+            "--worker",
+            "memory",
+            "--cell-json",
+            r#"{"layout":"soa","n":1000}"#,
+        ],
+    ] {
+        let out = bench(&[&["--quick"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        let records: Vec<entity_layouts::bench::report::record::Record> =
+            serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            records
+                .iter()
+                .any(|r| r.experiment == "memory" && r.layout == "soa" && r.n == 1000),
+            "{args:?}: {records:?}"
+        );
+    }
+    assert_usage_error(
+        &bench(&["--worker", "layouts", "--cell", "n=12x"]),
+        &["experiment layouts cannot read cell 'n=12x'", "n=<count>"],
+    );
+    assert_usage_error(
+        &bench(&["--worker", "order", "--cell", "gpu:1000:0"]),
+        &["order", "'gpu:1000:0'", "<layout>:<entities>:<process>"],
+    );
+    assert_usage_error(
+        &bench(&[
+            "--worker",
+            "seek",
+            "--cell-json",
+            r#"{"Count":{"layout":"gpu"}}"#,
+        ]),
+        &["seek", "count:gpu", "CPU layout"],
+    );
+    assert_usage_error(
+        &bench(&["--worker", "memory", "--cell-json", "soa:1000"]),
+        &["memory", "JSON"],
+    );
+    assert_usage_error(&bench(&["--worker", "memory"]), &["memory", "cell ''"]);
+}
+
 /// The JS study's script under Node, one cell per process, its records carrying the runtime:
 /// every frame layout in both sets of systems, and every width shape for S = 1..20. Without
 /// Node the experiment says why and the run still succeeds.

@@ -102,8 +102,13 @@ pub struct BenchArgs {
     /// Internal: run one cell of one experiment and print its records as JSON.
     #[arg(long, hide = true)]
     worker: Option<String>,
-    #[arg(long, hide = true, requires = "worker")]
+    /// The worker's cell in its readable form, as the journal and the progress lines show it
+    /// (`count:soa`).
+    #[arg(long, hide = true, requires = "worker", conflicts_with = "cell_json")]
     cell: Option<String>,
+    /// The worker's cell serialized, as the runner hands it over.
+    #[arg(long, hide = true, requires = "worker")]
+    cell_json: Option<String>,
 }
 
 #[derive(clap::Subcommand)]
@@ -201,8 +206,11 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(experiment) = &args.worker {
-        let cell = args.cell.as_deref().unwrap_or("");
-        println!("{}", bench::worker(&cfg, experiment, cell)?);
+        let cell = match (args.cell, args.cell_json) {
+            (_, Some(json)) => bench::WorkerCell::Json(json),
+            (text, None) => bench::WorkerCell::Text(text.unwrap_or_default()),
+        };
+        println!("{}", bench::worker(&cfg, experiment, &cell)?);
         return Ok(ExitCode::SUCCESS);
     }
     let (selected, command, out, keep) = match &args.resume {
