@@ -45,6 +45,16 @@ pub enum BenchError {
         cell: String,
         expected: String,
     },
+    #[error(
+        "{a} and {b} have no cell in common ({} and {} finished cells): compare two runs of the same cells, e.g. a full run beside a full run, or `--only`/`--counts` as the other run had them",
+        cells.0,
+        cells.1
+    )]
+    NoCellInCommon {
+        a: String,
+        b: String,
+        cells: (usize, usize),
+    },
     #[error("interrupted after {done} of {total} cells; {}", match kept {
         Some(dir) => format!("the finished cells are kept in {dir}; resume with: entity-layouts bench --resume {dir}"),
         None => "nothing was kept: `bench --out DIR` keeps each cell as it ends, for `bench --resume DIR`".to_string(),

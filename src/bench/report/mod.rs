@@ -3,6 +3,7 @@
 
 pub mod cell;
 pub mod child;
+pub mod compare;
 pub mod durations;
 pub mod experiment;
 pub mod format;
