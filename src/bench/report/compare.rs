@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::bench::report::experiment::BenchError;
-use crate::bench::report::format::{fmt_num, table};
+use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::journal::{CELLS_FILE, CellEntry};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::output::{RESULTS_FILE, read_results};
@@ -25,6 +25,8 @@ pub struct RunCells {
     pub dir: String,
     pub machine: String,
     cells: Vec<(CellKey, Vec<Record>)>,
+    /// Where each cell sits in `cells`.
+    at: HashMap<CellKey, usize>,
     /// Journal lines that could not be read (a run killed mid-write); their cells are missing.
     pub torn_lines: usize,
 }
@@ -93,6 +95,7 @@ impl RunCells {
             dir: dir.display().to_string(),
             machine,
             cells,
+            at,
             torn_lines,
         })
     }
@@ -108,16 +111,11 @@ impl RunCells {
 
     /// Whether the run finished `experiment`'s cell whose readable text is `cell`.
     pub fn has(&self, experiment: &str, cell: &str) -> bool {
-        self.cells
-            .iter()
-            .any(|((e, c), _)| e == experiment && c == cell)
+        self.cell(&(experiment.into(), cell.into())).is_some()
     }
 
     fn cell(&self, key: &CellKey) -> Option<&[Record]> {
-        self.cells
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, records)| records.as_slice())
+        self.at.get(key).map(|&i| self.cells[i].1.as_slice())
     }
 }
 
@@ -231,12 +229,7 @@ fn describe(r: &Record) -> String {
         "1" => "1 thread".to_string(),
         other => format!("{other} threads"),
     };
-    let mut out = format!(
-        "{}, {}, {threads}, {}",
-        r.layout,
-        r.scalar,
-        crate::bench::report::format::fmt_count(r.n)
-    );
+    let mut out = format!("{}, {}, {threads}, {}", r.layout, r.scalar, fmt_count(r.n));
     if !r.param.is_empty() {
         out.push_str(&format!(", {}", r.param));
     }
@@ -353,13 +346,15 @@ mod tests {
     use super::*;
 
     fn run(dir: &str, cells: &[(&str, &str, Vec<Record>)]) -> RunCells {
+        let cells: Vec<(CellKey, Vec<Record>)> = cells
+            .iter()
+            .map(|(e, c, r)| ((e.to_string(), c.to_string()), r.clone()))
+            .collect();
         RunCells {
             dir: dir.into(),
             machine: format!("{dir}'s machine"),
-            cells: cells
-                .iter()
-                .map(|(e, c, r)| ((e.to_string(), c.to_string()), r.clone()))
-                .collect(),
+            at: (0..cells.len()).map(|i| (cells[i].0.clone(), i)).collect(),
+            cells,
             torn_lines: 0,
         }
     }

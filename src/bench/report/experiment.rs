@@ -5,8 +5,9 @@
 //!
 //! Two traits, because an experiment's cells are values of its own type ([`Experiment::Cell`]:
 //! a count, a layout at a count, one of a few kinds of work) and the suite is one list of every
-//! experiment. A trait with an associated type cannot be a trait object, so the suite holds
-//! each experiment as `&dyn AnyExperiment`, which every [`Experiment`] is (one blanket impl):
+//! experiment. A trait object of a trait with an associated type names that type
+//! (`dyn Experiment<Cell = Count>`), so no one list holds experiments of different cells: the
+//! suite holds each as `&dyn AnyExperiment`, which every [`Experiment`] is (one blanket impl):
 //! the same methods, with each cell as an [`AnyCell`], its readable text and its serialized
 //! value. Only the blanket impl turns one into the other, so no experiment parses text and the
 //! runner never sees a cell's type. A generic runner over each experiment's type was the other

@@ -105,7 +105,7 @@ impl Experiment for Dispatch {
                 let layout = swarm.layout_mut().ok_or_else(|| BenchError::Worker {
                     experiment: NAME.into(),
                     cell: row.to_string(),
-                    reason: "a fresh swarm lent no layout (a switch was pending)".into(),
+                    reason: "a fresh swarm had no layout to hand out (a switch was pending)".into(),
                 })?;
                 move_only(layout, cfg)
             }
