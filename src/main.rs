@@ -48,7 +48,7 @@ enum Command {
     /// one seed and check that all end in bit-identical states.
     Verify(VerifyArgs),
     /// Run the studies' experiments headless and print their tables.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Run a script without a window, frame for frame as the app runs it, growing 250,000
     /// entities a frame, and print its final state and checksum (the app's `--script` run with
     /// the same options and `--grow-chunk 250000` ends in the same one).
@@ -156,7 +156,7 @@ fn main() -> ExitCode {
     match cli.command {
         None => run_app(cli.app),
         Some(Command::Verify(args)) => commands::verify::run(args),
-        Some(Command::Bench(args)) => commands::bench::run(args),
+        Some(Command::Bench(args)) => commands::bench::run(*args),
         Some(Command::Replay(args)) => commands::replay::run(args),
         Some(Command::Soak(args)) => commands::soak::run(args),
         Some(Command::CountFrames(args)) => commands::count_frames::run(args),

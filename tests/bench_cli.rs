@@ -1,14 +1,15 @@
 //! `bench --quick --out DIR` end to end: every experiment and every layout row present in the
-//! files, every number finite and positive; bad input exits 2 naming the problem. No timings are
-//! asserted.
+//! files, every number finite and positive; `bench compare` of two run folders; bad input exits 2
+//! naming the problem. No timings are asserted.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use entity_layouts::bench::experiments;
+use entity_layouts::bench::report::journal::CellEntry;
 use entity_layouts::bench::report::metric::Metric;
 use entity_layouts::bench::report::output::read_results;
-use entity_layouts::bench::report::record::CSV_HEADER;
+use entity_layouts::bench::report::record::{CSV_HEADER, Record};
 use entity_layouts::layout::LayoutKind;
 
 fn bench(args: &[&str]) -> Output {
@@ -307,6 +308,55 @@ fn bad_input_exits_2_and_names_what_is_accepted() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// A worker takes its cell serialized (`--cell-json`, from the runner) or as a person types it
+/// (`--cell`, the text the journal and the progress lines show); a cell that is not one of the
+/// experiment's is a usage error naming the experiment, the cell and the forms it takes.
+#[test]
+fn a_worker_reads_its_cell_in_either_form_and_a_malformed_one_exits_2() {
+    for args in [
+        &["--worker", "memory", "--cell", "soa:1000"][..],
+        &[
+            "--worker",
+            "memory",
+            "--cell-json",
+            r#"{"layout":"soa","n":1000}"#,
+        ],
+    ] {
+        let out = bench(&[&["--quick"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        let records: Vec<entity_layouts::bench::report::record::Record> =
+            serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            records
+                .iter()
+                .any(|r| r.experiment == "memory" && r.layout == "soa" && r.n == 1000),
+            "{args:?}: {records:?}"
+        );
+    }
+    assert_usage_error(
+        &bench(&["--worker", "layouts", "--cell", "n=12x"]),
+        &["experiment layouts cannot read cell 'n=12x'", "n=<count>"],
+    );
+    assert_usage_error(
+        &bench(&["--worker", "order", "--cell", "gpu:1000:0"]),
+        &["order", "'gpu:1000:0'", "<layout>:<entities>:<process>"],
+    );
+    assert_usage_error(
+        &bench(&[
+            "--worker",
+            "seek",
+            "--cell-json",
+            r#"{"Count":{"layout":"gpu"}}"#,
+        ]),
+        &["seek", "count:gpu", "CPU layout"],
+    );
+    assert_usage_error(
+        &bench(&["--worker", "memory", "--cell-json", "soa:1000"]),
+        &["memory", "JSON"],
+    );
+    assert_usage_error(&bench(&["--worker", "memory"]), &["memory", "cell ''"]);
+}
+
 /// The JS study's script under Node, one cell per process, its records carrying the runtime:
 /// every frame layout in both sets of systems, and every width shape for S = 1..20. Without
 /// Node the experiment says why and the run still succeeds.
@@ -576,4 +626,256 @@ fn an_interrupted_run_and_a_failed_cell_resume_to_the_uninterrupted_records() {
     for dir in [whole, stopped, empty] {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// The newest full run's cells, by (experiment, cell), as its journal holds them.
+fn journal_of(dir: &Path) -> Vec<CellEntry> {
+    std::fs::read_to_string(dir.join("cells.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// A run folder in `dir` holding `cells`, on a machine whose CPU is `cpu`: A's results.json
+/// with that machine and those cells' records, and a journal of those cells.
+fn small_run(dir: &Path, from: &Path, cpu: &str, cells: &[CellEntry]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(from.join("results.json")).unwrap()).unwrap();
+    json["machine"]["cpu"] = cpu.into();
+    let records: Vec<&Record> = cells.iter().flat_map(|c| &c.records).collect();
+    json["records"] = serde_json::to_value(records).unwrap();
+    std::fs::write(dir.join("results.json"), json.to_string()).unwrap();
+    let lines: Vec<String> = cells
+        .iter()
+        .map(|c| serde_json::to_string(c).unwrap())
+        .collect();
+    std::fs::write(dir.join("cells.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+fn newest_full_run() -> std::path::PathBuf {
+    entity_layouts::bench::docs::newest_full_run(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// `bench compare A B`: the newest full run beside a folder of three cells, one of them A's as
+/// it is, one with every figure doubled and one A lacks. Both machine lines above the table, a
+/// row per record both hold with B/A and whether the spreads overlap, and each run's cells the
+/// other lacks listed under it.
+#[test]
+fn compare_puts_two_runs_side_by_side_cell_by_cell() {
+    let a = newest_full_run();
+    let journal = journal_of(&a);
+    let cell = |text: &str| {
+        journal
+            .iter()
+            .find(|c| c.experiment == "layouts" && c.cell == text)
+            .unwrap()
+            .clone()
+    };
+    let same = cell("n=1000");
+    let mut doubled = cell("n=10000");
+    for r in &mut doubled.records {
+        (r.p10, r.p50, r.p90) = (2.0 * r.p10, 2.0 * r.p50, 2.0 * r.p90);
+    }
+    let mut own = cell("n=1000");
+    own.cell = "n=1234".into();
+    let b = temp_dir("compare-b");
+    small_run(&b, &a, "Test CPU", &[same.clone(), doubled.clone(), own]);
+
+    let out = bench(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let machine_a = read_results(&a.join("results.json"))
+        .unwrap()
+        .machine
+        .unwrap()
+        .line();
+    assert!(
+        text.contains(&format!("A: `{}`, {machine_a}\n", a.display()))
+            && text.contains(&format!("B: `{}`, Test CPU | ", b.display())),
+        "{text}"
+    );
+    let header = "| experiment | cell | record | metric | A | B | B/A | overlap |";
+    let table_at = text.find(header).expect(header);
+    assert!(
+        text.find("B: `").unwrap() < table_at,
+        "machines above the table"
+    );
+    let rows = |cell: &str| -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("| layouts | `{cell}` |")))
+            .collect()
+    };
+    assert_eq!(rows("n=1000").len(), same.records.len());
+    assert!(rows("n=1000").iter().all(|r| r.ends_with("| 1.00 | yes |")));
+    assert_eq!(rows("n=10000").len(), doubled.records.len());
+    // soa's f32 frame: twice A's, its spreads apart where A's p90 is below twice its p10.
+    let soa = &cell("n=10000").records;
+    let soa = soa
+        .iter()
+        .find(|r| r.layout == "soa" && r.scalar == "f32" && r.metric == Metric::FrameMs)
+        .unwrap();
+    let overlap = if 2.0 * soa.p10 <= soa.p90 {
+        "yes"
+    } else {
+        "no"
+    };
+    let row = rows("n=10000")
+        .into_iter()
+        .find(|r| r.contains("| soa, f32, 1 thread, 10,000 | frame_ms |"))
+        .unwrap();
+    assert!(row.ends_with(&format!("| 2.00 | {overlap} |")), "{row}");
+    assert!(rows("n=1234").is_empty());
+    assert!(
+        text.contains(&format!(
+            "Only in A (`{}`), {} cell(s):",
+            a.display(),
+            journal.len() - 2
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "Only in B (`{}`), 1 cell(s):\n\n- layouts: `n=1234`\n",
+            b.display()
+        )),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+/// A folder that is not a run, a results.json of another format or without records, a run
+/// without its journal, and two runs without a cell in common: each exits 2 naming the file
+/// and the problem.
+#[test]
+fn compare_refuses_what_is_not_two_comparable_runs() {
+    let a = newest_full_run();
+    let a_arg = a.to_str().unwrap();
+    let journal = journal_of(&a);
+    let empty = temp_dir("compare-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let empty_arg = empty.to_str().unwrap();
+    assert_usage_error(
+        &bench(&["compare", a_arg, empty_arg]),
+        &[empty_arg, "not a run folder", "results.json"],
+    );
+    assert_usage_error(
+        &bench(&["compare", empty_arg, a_arg]),
+        &[empty_arg, "results.json"],
+    );
+
+    let run = |name: &str, json: serde_json::Value| {
+        let dir = temp_dir(name);
+        small_run(&dir, &a, "Test CPU", &journal[..1]);
+        let mut full: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+        for (key, value) in json.as_object().unwrap() {
+            full[key] = value.clone();
+        }
+        std::fs::write(dir.join("results.json"), full.to_string()).unwrap();
+        dir
+    };
+    let newer = run("compare-format", serde_json::json!({ "format": 2 }));
+    let results = newer.join("results.json");
+    assert_usage_error(
+        &bench(&["compare", a_arg, newer.to_str().unwrap()]),
+        &[results.to_str().unwrap(), "format 2", "reads format 1"],
+    );
+    let garbled = run(
+        "compare-records",
+        serde_json::json!({ "records": [{"n": "many"}] }),
+    );
+    let results = garbled.join("results.json");
+    assert_usage_error(
+        &bench(&["compare", garbled.to_str().unwrap(), a_arg]),
+        &[results.to_str().unwrap(), "records do not read"],
+    );
+    let unjournalled = run("compare-journal", serde_json::json!({}));
+    std::fs::remove_file(unjournalled.join("cells.jsonl")).unwrap();
+    assert_usage_error(
+        &bench(&["compare", a_arg, unjournalled.to_str().unwrap()]),
+        &["cells.jsonl", "journal"],
+    );
+    let mut stranger = journal[0].clone();
+    stranger.cell = "n=1234".into();
+    let apart = temp_dir("compare-apart");
+    small_run(&apart, &a, "Test CPU", &[stranger]);
+    let apart_arg = apart.to_str().unwrap();
+    assert_usage_error(
+        &bench(&["compare", a_arg, apart_arg]),
+        &[a_arg, apart_arg, "no cell in common"],
+    );
+    for dir in [empty, newer, garbled, unjournalled, apart] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// `bench --out DIR --compare RUN`: the same comparison on DIR's page, here from a run of cells
+/// the newest full run holds (memory at its count); RUN is checked before the first cell.
+#[test]
+fn a_run_beside_the_committed_one_lands_on_its_report_page() {
+    let a = newest_full_run();
+    let a_arg = a.to_str().unwrap();
+    let dir = temp_dir("compare-out");
+    let out = bench(&[
+        "--quick",
+        "--in-process",
+        "--only",
+        "memory",
+        "--counts",
+        "1000000",
+        "--layouts",
+        "soa",
+        "--out",
+        dir.to_str().unwrap(),
+        "--compare",
+        a_arg,
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let heading = format!("## Beside {}", a.display());
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(md.contains(&heading), "{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| memory | `soa:1000000` | soa, f32, 1 thread, 1,000,000 |"))
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("| payload_bytes_per_entity |")),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains(&format!("Beside {}", a.display())) && html.contains("soa:1000000"),
+        "the page lacks the comparison"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A RUN that is not a run, or that holds none of the planned cells, is refused before
+    // anything runs.
+    let empty = temp_dir("compare-out-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let refused = temp_dir("compare-out-refused");
+    let refused_arg = refused.to_str().unwrap();
+    for (run, needles) in [
+        (empty.to_str().unwrap(), &["results.json"][..]),
+        (a_arg, &["no cell in common"][..]),
+    ] {
+        let out = bench(&[
+            "--quick",
+            "--only",
+            "layouts",
+            "--counts",
+            "3000",
+            "--out",
+            refused_arg,
+            "--compare",
+            run,
+        ]);
+        assert_usage_error(&out, needles);
+        assert!(!refused.exists(), "a refused run wrote {refused_arg}");
+    }
+    assert_usage_error(&bench(&["--compare", a_arg]), &["--out"]);
+    let _ = std::fs::remove_dir_all(&empty);
 }

@@ -6,8 +6,8 @@
 //!
 //! A block's NAME is an experiment's: its tables, as the run's own results.md renders them, under
 //! a line naming the run, its machine and its wall time (README.md holds `headline`); or
-//! [`RUN_BLOCK`], one sentence on the run itself: its command, wall time, machine and what it
-//! skipped.
+//! [`RUN_BLOCK`], one sentence on the run itself (its command, wall time, machine and what it
+//! skipped) and the two commands that put a reader's machine beside it (`bench compare`).
 
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,7 @@ impl Run {
             .map(|(name, why)| format!("`{name}` ({why})"))
             .collect();
         format!(
-            "The run the tables are generated from, [{folder}]({link}/results.md): `{command}` took {took} end to end by the bench's own clock, {cells} records from {ran} experiments, on `{machine}`.{skipped}\n",
+            "The run the tables are generated from, [{folder}]({link}/results.md): `{command}` took {took} end to end by the bench's own clock, {cells} records from {ran} experiments, on `{machine}`.{skipped}\n\nYour machine beside it:\n\n```sh\ncargo run --release -- bench --out mine\ncargo run --release -- bench compare {folder} mine\n```\n",
             folder = self.folder,
             link = relative_link(page, &self.folder),
             command = self.saved.command,

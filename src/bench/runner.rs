@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::bench::beyond;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::cell::AnyCell;
+use crate::bench::report::experiment::{AnyExperiment, BenchConfig, BenchError};
 use crate::bench::report::html::index_html;
 use crate::bench::report::journal::{CellEntry, Interrupted, Journal};
 use crate::bench::report::machine::Machine;
@@ -44,7 +45,7 @@ enum CellEnd {
 /// ends the cell now running and the run, with [`BenchError::Interrupted`].
 pub fn run(
     cfg: &BenchConfig,
-    selected: &[&'static dyn Experiment],
+    selected: &[&'static dyn AnyExperiment],
     command: String,
     mut keep: Keep,
     stop: &AtomicBool,
@@ -91,7 +92,7 @@ pub fn run(
         progress.begin_stage(name, cells.len());
         let mut measured_any = false;
         for cell in cells {
-            let key = (name.to_string(), cell.clone());
+            let key = (name.to_string(), cell.text().to_string());
             if let Some(entry) = keep.resumed.as_mut().and_then(|r| r.done.remove(&key)) {
                 kept_seconds += entry.seconds;
                 records.extend(entry.records);
@@ -102,19 +103,19 @@ pub fn run(
             let end = if stop.load(Ordering::SeqCst) {
                 CellEnd::Interrupted
             } else if cfg.in_process {
-                progress.start_cell(name, &cell);
+                progress.start_cell(name, cell.text());
                 match run_cell_checked(*experiment, cfg, &cell) {
                     Ok(got) => CellEnd::Measured(got),
                     Err(e) => CellEnd::Failed(e.to_string()),
                 }
             } else {
-                progress.start_cell(name, &cell);
+                progress.start_cell(name, cell.text());
                 run_worker(cfg, name, &cell, stop, &progress.passthrough())
             };
             let seconds = cell_started.elapsed().as_secs_f64();
             let mut entry = CellEntry {
                 experiment: name.into(),
-                cell: cell.clone(),
+                cell: cell.text().into(),
                 seconds,
                 failed: None,
                 records: Vec::new(),
@@ -125,7 +126,7 @@ pub fn run(
                     progress.note(&format!("FAILED {name} {cell}: {reason}; the run goes on"));
                     failed.push(FailedCell {
                         experiment: name.into(),
-                        cell: cell.clone(),
+                        cell: cell.text().into(),
                         reason: reason.clone(),
                     });
                     entry.failed = Some(reason);
@@ -178,13 +179,13 @@ pub fn run(
 
 /// What `--counts` and `--layouts` leave alone in this selection, by name, said before the run
 /// starts so that nobody waits for cells they thought they had narrowed away.
-pub fn not_narrowed(cfg: &BenchConfig, selected: &[&'static dyn Experiment]) -> Vec<String> {
+pub fn not_narrowed(cfg: &BenchConfig, selected: &[&'static dyn AnyExperiment]) -> Vec<String> {
     let mut lines = Vec::new();
     for (given, flag, applies) in [
         (
             cfg.counts.is_some(),
             "--counts",
-            (|e: &dyn Experiment| e.narrows().counts) as fn(&dyn Experiment) -> bool,
+            (|e: &dyn AnyExperiment| e.narrows().counts) as fn(&dyn AnyExperiment) -> bool,
         ),
         (cfg.layouts.is_some(), "--layouts", |e| e.narrows().layouts),
     ] {
@@ -207,7 +208,7 @@ pub fn not_narrowed(cfg: &BenchConfig, selected: &[&'static dyn Experiment]) -> 
 /// cell failed, no cell at the run's counts, or each cell said why it could not measure (a
 /// missing compiler, no GPU: the reasons its records carry).
 fn skipped(
-    selected: &[&'static dyn Experiment],
+    selected: &[&'static dyn AnyExperiment],
     records: &[Record],
     failed: &[FailedCell],
 ) -> std::collections::BTreeMap<String, String> {
@@ -242,7 +243,7 @@ fn skipped(
 #[allow(clippy::too_many_arguments)]
 pub fn render_markdown(
     cfg: &BenchConfig,
-    selected: &[&'static dyn Experiment],
+    selected: &[&'static dyn AnyExperiment],
     records: &[Record],
     failed: &[FailedCell],
     command: &str,
@@ -287,29 +288,30 @@ pub fn render_markdown(
 
 /// One cell in this process, failing on purpose where the test hook names it.
 fn run_cell_checked(
-    experiment: &dyn Experiment,
+    experiment: &dyn AnyExperiment,
     cfg: &BenchConfig,
-    cell: &str,
+    cell: &AnyCell,
 ) -> Result<Vec<Record>, BenchError> {
     if let Ok(target) = std::env::var(FAIL_CELL_ENV)
-        && target.split_once(' ') == Some((experiment.name(), cell))
+        && target.split_once(' ') == Some((experiment.name(), cell.text()))
     {
         return Err(BenchError::Worker {
             experiment: experiment.name().into(),
-            cell: cell.into(),
+            cell: cell.text().into(),
             reason: format!("made to fail by {FAIL_CELL_ENV}"),
         });
     }
     experiment.run_cell(cfg, cell)
 }
 
-/// Runs one cell in a child process of this same binary and reads its records back. The child's
-/// stderr passes through the progress display; `stop` kills the child (SIGTERM reaches only this
-/// process; Ctrl-C reaches both, and the child's exit is then an interruption, not a failure).
+/// Runs one cell in a child process of this same binary (the cell serialized on its command
+/// line, `--cell-json`) and reads its records back. The child's stderr passes through the
+/// progress display; `stop` kills the child (SIGTERM reaches only this process; Ctrl-C reaches
+/// both, and the child's exit is then an interruption, not a failure).
 fn run_worker(
     cfg: &BenchConfig,
     experiment: &str,
-    cell: &str,
+    cell: &AnyCell,
     stop: &AtomicBool,
     stderr_to: &Passthrough,
 ) -> CellEnd {
@@ -318,7 +320,7 @@ fn run_worker(
         Err(e) => return CellEnd::Failed(format!("cannot find this program: {e}")),
     };
     let mut command = Command::new(exe);
-    command.args(["bench", "--worker", experiment, "--cell", cell]);
+    command.args(["bench", "--worker", experiment, "--cell-json", cell.json()]);
     if cfg.quick {
         command.arg("--quick");
     }
@@ -394,10 +396,25 @@ fn run_worker(
     }
 }
 
+/// The cell a worker is given: serialized by the runner, or typed by a person in its readable
+/// form (`bench --worker seek --cell count:soa`).
+pub enum WorkerCell {
+    Json(String),
+    Text(String),
+}
+
 /// The worker side: runs one cell and prints its records as JSON on stdout.
-pub fn worker(cfg: &BenchConfig, experiment: &str, cell: &str) -> Result<String, BenchError> {
-    let selected = select(&[experiment.to_string()])?;
-    let records = run_cell_checked(selected[0], cfg, cell)?;
+pub fn worker(
+    cfg: &BenchConfig,
+    experiment: &str,
+    cell: &WorkerCell,
+) -> Result<String, BenchError> {
+    let experiment = select(&[experiment.to_string()])?[0];
+    let cell = match cell {
+        WorkerCell::Json(json) => experiment.cell_from_json(json)?,
+        WorkerCell::Text(text) => experiment.cell_from_text(text)?,
+    };
+    let records = run_cell_checked(experiment, cfg, &cell)?;
     Ok(serde_json::to_string(&records).expect("records serialize"))
 }
 

@@ -3,11 +3,11 @@
 
 use crate::bench::beyond;
 use crate::bench::report::durations;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
+use crate::bench::report::experiment::{AnyExperiment, BenchConfig, BenchError};
 use crate::bench::report::progress;
 use crate::bench::studies;
 
-pub fn experiments() -> Vec<&'static dyn Experiment> {
+pub fn experiments() -> Vec<&'static dyn AnyExperiment> {
     vec![
         &studies::layouts::Layouts,
         &studies::spawn::Spawn,
@@ -96,7 +96,7 @@ pub fn list() -> String {
 }
 
 /// The experiments `--only` names, in the suite's order; every name must exist.
-pub fn select(only: &[String]) -> Result<Vec<&'static dyn Experiment>, BenchError> {
+pub fn select(only: &[String]) -> Result<Vec<&'static dyn AnyExperiment>, BenchError> {
     let all = experiments();
     for name in only {
         if !all.iter().any(|e| e.name() == name) {
@@ -115,31 +115,93 @@ pub fn select(only: &[String]) -> Result<Vec<&'static dyn Experiment>, BenchErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::experiment::Cell;
 
     #[test]
-    fn malformed_cells_are_errors_not_defaults() {
-        let cell = Cell::new("layouts", "n=12x");
-        let err = cell.value::<usize>("n=", "").unwrap_err().to_string();
+    fn malformed_cells_are_errors_that_name_the_experiment_the_cell_and_the_forms() {
+        let layouts = select(&["layouts".into()]).unwrap()[0];
+        let err = layouts.cell_from_text("n=12x").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "experiment layouts cannot read cell 'n=12x': expected n=<count>"
+        );
+        let err = layouts.cell_from_json(r#"{"n":"many"}"#).unwrap_err();
+        assert!(err.to_string().contains("layouts"), "{err}");
+        // A serialized cell meets its text's rules: seek runs CPU layouts only.
+        let seek = select(&["seek".into()]).unwrap()[0];
+        let gpu = r#"{"Count":{"layout":"gpu"}}"#;
+        assert!(seek.cell_from_json(r#"{"Count":{"layout":"soa"}}"#).is_ok());
+        let err = seek.cell_from_json(gpu).unwrap_err().to_string();
         assert!(
-            err.contains("layouts") && err.contains("n=12x") && err.contains("n=<value>"),
+            err.contains("count:gpu") && err.contains("CPU layout"),
             "{err}"
         );
-        assert_eq!(
-            Cell::new("e", "share=10%")
-                .value::<u32>("share=", "%")
-                .unwrap(),
-            10
-        );
-        assert_eq!(Cell::new("e", "a:b").parts::<2>("x:y").unwrap(), ["a", "b"]);
-        assert!(Cell::new("e", "a:b:c").parts::<2>("x:y").is_err());
-        // Every experiment refuses a cell it never writes.
+        // Every experiment refuses a cell it never writes, in either form, and a cell of another.
+        let other = layouts.cell_from_text("n=1000").unwrap();
         let cfg = BenchConfig::new(true);
         for experiment in experiments() {
-            assert!(
-                experiment.run_cell(&cfg, "no-such-cell:x").is_err(),
-                "{} accepted a malformed cell",
-                experiment.name()
+            let name = experiment.name();
+            for refused in [
+                experiment.cell_from_text("no-such-cell:x"),
+                experiment.cell_from_json(r#"{"no-such-cell":1}"#),
+            ] {
+                let err = refused.expect_err(name).to_string();
+                assert!(err.contains(name) && err.contains("expected"), "{err}");
+            }
+            if !["layouts", "spawn", "threads", "gather", "gpu"].contains(&name) {
+                assert!(experiment.run_cell(&cfg, &other).is_err(), "{name}");
+            }
+        }
+    }
+
+    /// The cells of every experiment, as a full and a `--quick` run plan them (and as the
+    /// experiments that plan from earlier records plan them from the newest full run's):
+    /// each one reads back as itself from its readable text (the journal's, `--cell`) and from
+    /// its serialized value (a worker's `--cell-json`).
+    #[test]
+    fn every_cell_reads_back_from_its_text_and_its_serialized_value() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let run = crate::bench::docs::newest_full_run(root).unwrap();
+        let prior = crate::bench::report::output::read_results(&run.join("results.json"))
+            .unwrap()
+            .records;
+        let mut read = 0;
+        for quick in [false, true] {
+            let cfg = BenchConfig::new(quick);
+            for experiment in experiments() {
+                for earlier in [&[][..], &prior[..]] {
+                    for cell in experiment.cells(&cfg, earlier) {
+                        let from_text = experiment.cell_from_text(cell.text());
+                        let from_json = experiment.cell_from_json(cell.json());
+                        assert_eq!(from_text.as_ref().ok(), Some(&cell), "{from_text:?}");
+                        assert_eq!(from_json.as_ref().ok(), Some(&cell), "{from_json:?}");
+                        assert_ne!(cell.text(), cell.json());
+                        read += 1;
+                    }
+                }
+            }
+        }
+        // The crossing search plans from earlier records: the full run's bracket some.
+        let crossings = select(&["crossings".into()]).unwrap()[0];
+        assert!(!crossings.cells(&BenchConfig::new(false), &prior).is_empty());
+        assert!(read > 1000, "{read} cells");
+    }
+
+    /// What a journal holds reads back as it was written: every cell of the newest full run's
+    /// `cells.jsonl` parses and prints the same text, so `bench --resume` of a folder written
+    /// before the cells were typed finds its cells.
+    #[test]
+    fn every_cell_of_the_newest_full_run_reads_back_as_its_own_text() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let run = crate::bench::docs::newest_full_run(root).unwrap();
+        let journal = crate::bench::report::journal::Interrupted::read(&run).unwrap();
+        assert!(journal.done.len() > 500, "{} cells", journal.done.len());
+        for (experiment, text) in journal.done.keys() {
+            let experiment = select(std::slice::from_ref(experiment)).unwrap()[0];
+            let cell = experiment.cell_from_text(text);
+            assert_eq!(
+                cell.as_ref().map(|c| c.text()).ok(),
+                Some(text.as_str()),
+                "{cell:?}"
             );
         }
     }
@@ -189,7 +251,7 @@ mod tests {
             for e in experiments() {
                 let narrows = e.narrows();
                 for cell in e.cells(&cfg, &[]) {
-                    let parts: Vec<&str> = cell.split([':', '=']).collect();
+                    let parts: Vec<&str> = cell.text().split([':', '=']).collect();
                     if narrows.counts {
                         assert!(
                             !parts.iter().any(|p| defaults.contains(p)),

@@ -1,13 +1,15 @@
 //! `bench`: the studies' experiments and what they left out, headless, each cell in a fresh
 //! process, with the machine line and the studies' figures beside ours; `--out DIR` writes the
-//! report and keeps each cell as it ends, `--resume DIR` finishes a run that was stopped.
+//! report and keeps each cell as it ends, `--resume DIR` finishes a run that was stopped;
+//! `bench compare A B` puts two such runs side by side, cell by cell.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::{FAILED, INTERRUPTED, TERMINATED, USAGE};
+use crate::bench::report::compare::{RunCells, compare};
 use crate::bench::{self, BenchConfig, BenchError};
 use crate::layout::LayoutKind;
 use crate::runtime::values::{BenchCount, LayoutName};
@@ -56,6 +58,7 @@ fn exit_code(e: &BenchError) -> u8 {
     match e {
         BenchError::UnknownExperiment { .. }
         | BenchError::BadCell { .. }
+        | BenchError::NoCellInCommon { .. }
         | BenchError::Value(_)
         | BenchError::Sim(_) => USAGE,
         BenchError::Unwritable { .. } | BenchError::Worker { .. } => FAILED,
@@ -83,7 +86,7 @@ pub struct BenchArgs {
     out: Option<PathBuf>,
     /// Finish a run that `--out DIR` started and that was interrupted (Ctrl-C, a crash, a failed
     /// cell): runs only the cells it lacks, with the options it was started with.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "layouts", "replot"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["quick", "only", "list", "out", "in_process", "counts", "layouts", "replot", "compare"])]
     resume: Option<PathBuf>,
     /// Run every cell in this process instead of one child process per cell.
     #[arg(long)]
@@ -96,14 +99,23 @@ pub struct BenchArgs {
     /// (the run names those it cannot narrow before it starts).
     #[arg(long, value_delimiter = ',', value_parser = LayoutName)]
     layouts: Option<Vec<LayoutKind>>,
+    /// With `--out DIR`: add to DIR's report (results.md, index.html) this run beside RUN, an
+    /// earlier run's folder, cell by cell (as `bench compare RUN DIR` prints it).
+    #[arg(long, value_name = "RUN", requires = "out")]
+    compare: Option<PathBuf>,
     /// Redraw the SVG plots of an earlier run from its results.json (written beside it).
     #[arg(long, value_name = "RESULTS_JSON")]
     replot: Option<PathBuf>,
     /// Internal: run one cell of one experiment and print its records as JSON.
     #[arg(long, hide = true)]
     worker: Option<String>,
-    #[arg(long, hide = true, requires = "worker")]
+    /// The worker's cell in its readable form, as the journal and the progress lines show it
+    /// (`count:soa`).
+    #[arg(long, hide = true, requires = "worker", conflicts_with = "cell_json")]
     cell: Option<String>,
+    /// The worker's cell serialized, as the runner hands it over.
+    #[arg(long, hide = true, requires = "worker")]
+    cell_json: Option<String>,
 }
 
 #[derive(clap::Subcommand)]
@@ -112,6 +124,56 @@ enum BenchAction {
     /// `<!-- generated:NAME -->` and `<!-- /generated -->`) from a run's records; run it in the
     /// repository's root.
     Docs(DocsArgs),
+    /// Put two run folders (`bench --out DIR`) side by side, cell by cell: both machine lines,
+    /// then per record both hold each run's median and spread, B over A, and whether the
+    /// spreads overlap; the cells one run lacks are listed.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// The run to compare with, e.g. the committed one: docs/runs/full-<date>.
+    a: PathBuf,
+    /// The run to put beside it, e.g. yours: a folder `bench --out DIR` wrote.
+    b: PathBuf,
+}
+
+fn run_compare(args: &CompareArgs) -> Result<ExitCode, Stopped> {
+    let a = RunCells::read(&args.a).map_err(asked_wrong)?;
+    let b = RunCells::read(&args.b).map_err(asked_wrong)?;
+    let comparison = compare(&a, &b).map_err(asked_wrong)?;
+    println!(
+        "# entity-layouts bench compare\n\n{}",
+        comparison.markdown(&a, &b)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--compare RUN`, checked before the first cell: RUN is a run, and it holds some of the cells
+/// this run plans (planned as a run with no earlier records plans them).
+fn compared_run(
+    run: &Path,
+    out: &Path,
+    cfg: &BenchConfig,
+    selected: &[&'static dyn bench::AnyExperiment],
+) -> Result<RunCells, Stopped> {
+    let against = RunCells::read(run).map_err(asked_wrong)?;
+    let mut planned = 0;
+    let mut shared = false;
+    for experiment in selected {
+        for cell in experiment.cells(cfg, &[]) {
+            planned += 1;
+            shared |= against.has(experiment.name(), cell.text());
+        }
+    }
+    if !shared {
+        return Err(asked_wrong(BenchError::NoCellInCommon {
+            cells: (against.len(), planned),
+            a: against.dir,
+            b: format!("this run ({})", out.display()),
+        }));
+    }
+    Ok(against)
 }
 
 #[derive(Args)]
@@ -181,8 +243,10 @@ fn run_docs(args: &DocsArgs) -> Result<ExitCode, Stopped> {
 fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
     use bench::report::journal::{Interrupted, Journal, Plan};
 
-    if let Some(BenchAction::Docs(docs)) = &args.action {
-        return run_docs(docs);
+    match &args.action {
+        Some(BenchAction::Docs(docs)) => return run_docs(docs),
+        Some(BenchAction::Compare(pair)) => return run_compare(pair),
+        None => {}
     }
 
     let mut cfg = BenchConfig::new(args.quick);
@@ -201,11 +265,14 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(experiment) = &args.worker {
-        let cell = args.cell.as_deref().unwrap_or("");
-        println!("{}", bench::worker(&cfg, experiment, cell)?);
+        let cell = match (args.cell, args.cell_json) {
+            (_, Some(json)) => bench::WorkerCell::Json(json),
+            (text, None) => bench::WorkerCell::Text(text.unwrap_or_default()),
+        };
+        println!("{}", bench::worker(&cfg, experiment, &cell)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let (selected, command, out, keep) = match &args.resume {
+    let (selected, command, out, keep, against) = match &args.resume {
         Some(dir) => {
             let resumed = Interrupted::read(dir).map_err(asked_wrong)?;
             cfg = resumed.plan.config();
@@ -215,13 +282,17 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
                 resumed: Some(resumed),
             };
             let command = keep.resumed.as_ref().unwrap().plan.command.clone();
-            (selected, command, Some(dir.clone()), keep)
+            (selected, command, Some(dir.clone()), keep, None)
         }
         None => {
             let selected = bench::select(&args.only)?;
             let command = std::env::args().collect::<Vec<_>>().join(" ");
             let mut keep = bench::Keep::default();
+            let mut against = None;
             if let Some(dir) = &args.out {
+                if let Some(run) = &args.compare {
+                    against = Some(compared_run(run, dir, &cfg, &selected)?);
+                }
                 bench::prepare_out_dir(dir).map_err(asked_wrong)?;
                 let plan = Plan {
                     command: command.clone(),
@@ -236,15 +307,32 @@ fn run_bench(args: BenchArgs) -> Result<ExitCode, Stopped> {
                 };
                 keep.journal = Some(Journal::create(dir, &plan).map_err(asked_wrong)?);
             }
-            (selected, command, args.out.clone(), keep)
+            (selected, command, args.out.clone(), keep, against)
         }
     };
     let stop = interrupt_flag();
-    let report = bench::run(&cfg, &selected, command, keep, &stop)?;
+    let mut report = bench::run(&cfg, &selected, command, keep, &stop)?;
+    // This run beside RUN, from the cells its journal kept: on the page, or, where no cell the
+    // run finished is one RUN holds, an error once the report is written.
+    let mut not_compared = None;
+    if let (Some(against), Some(dir)) = (&against, &out) {
+        let mine = RunCells::from_journal(dir, report.machine.line())?;
+        match compare(against, &mine) {
+            Ok(comparison) => report.markdown.push_str(&format!(
+                "\n## Beside {}\n\n{}",
+                against.dir,
+                comparison.markdown(against, &mine)
+            )),
+            Err(e) => not_compared = Some(e),
+        }
+    }
     println!("{}", report.markdown);
     if let Some(dir) = &out {
         let files = bench::write_report(dir, &report)?;
         eprintln!("wrote {} into {}", files.join(", "), dir.display());
+    }
+    if let Some(error) = not_compared {
+        return Err(asked_wrong(error));
     }
     if report.failed.is_empty() {
         return Ok(ExitCode::SUCCESS);

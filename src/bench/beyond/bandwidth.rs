@@ -4,7 +4,12 @@
 //! at f32 (move reads x, y, vx, vy and writes x, y: 24 B; regen reads energy, regen and writes
 //! energy: 12 B), so a layout's effective rate is 36 B x n / frame time, whatever it really moved.
 
-use crate::bench::report::experiment::Cell;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::measure;
@@ -19,7 +24,26 @@ pub struct Bandwidth;
 const NAME: &str = "bandwidth";
 use crate::tools::bandwidth::FRAME_BYTES_F32;
 
+/// The one cell: STREAM's copy and triad, one thread and all (`stream`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stream;
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("stream")
+    }
+}
+
+impl FromStr for Stream {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "stream", |text| (text == "stream").then_some(Stream))
+    }
+}
+
 impl Experiment for Bandwidth {
+    type Cell = Stream;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -32,14 +56,11 @@ impl Experiment for Bandwidth {
         "Bandwidth: the machine's streaming limit and each layout's share of it"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        vec!["stream".into()]
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Stream> {
+        vec![Stream]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        if cell != "stream" {
-            return Err(Cell::new(NAME, cell).bad("stream"));
-        }
+    fn run_cell(&self, cfg: &BenchConfig, _: &Stream) -> Result<Vec<Record>, BenchError> {
         // 3 arrays x 16M doubles = 384 MiB: twelve times an AMD EPYC's 32 MiB L3. An Intel Xeon
         // host reports 480 MiB, shared with its other guests, and its triad still ran at a
         // memory's rate there (14.4 GB/s one thread, docs/runs/full-2026-12-05-5).

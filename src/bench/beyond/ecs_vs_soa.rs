@@ -22,9 +22,9 @@
 
 use bevy_ecs::prelude::{Component, QueryState, World};
 
+use crate::bench::kit::cells::CountInProcess;
 use crate::bench::kit::placement::{colour_clashes, huge_kib_at, page_offset};
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
@@ -292,6 +292,8 @@ fn move_colour_clashes(swarm: &Swarm<f32>, n: usize) -> Option<f64> {
 const L2_COLOURS: u64 = 32;
 
 impl Experiment for EcsVsSoa {
+    type Cell = CountInProcess;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -308,23 +310,21 @@ impl Experiment for EcsVsSoa {
         Narrows::COUNTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<CountInProcess> {
         let mut cells = Vec::new();
         for rep in 1..=reps(cfg) {
             for n in counts(cfg) {
-                cells.push(format!("n={n};rep={rep}"));
+                cells.push(CountInProcess { n, rep });
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let c = Cell::new(NAME, cell);
-        let (n_text, rep_text) = cell
-            .split_once(';')
-            .ok_or_else(|| c.bad("n=<count>;rep=<k>"))?;
-        let n: usize = Cell::new(NAME, n_text).value("n=", "")?;
-        let rep: usize = Cell::new(NAME, rep_text).value("rep=", "")?;
+    fn run_cell(
+        &self,
+        cfg: &BenchConfig,
+        &CountInProcess { n, rep }: &CountInProcess,
+    ) -> Result<Vec<Record>, BenchError> {
         let param = format!("rep={rep}");
         let rounds = cfg.pick(7, 3);
         let method = cfg.method.per_round();

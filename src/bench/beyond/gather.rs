@@ -2,7 +2,7 @@
 //! write one packed 4-byte point per entity), timed alone without a renderer competing for the
 //! cores, for every layout on one thread and on all.
 
-use crate::bench::report::experiment::Cell;
+use crate::bench::kit::cells::Count;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{ms_and_ns, table};
 use crate::bench::report::harness::measure;
@@ -18,6 +18,8 @@ pub struct Gather;
 const NAME: &str = "gather";
 
 impl Experiment for Gather {
+    type Cell = Count;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -34,12 +36,13 @@ impl Experiment for Gather {
         Narrows::LAYOUTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        vec![format!("n={}", cfg.pick(1_000_000, 100_000))]
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Count> {
+        vec![Count {
+            n: cfg.pick(1_000_000, 100_000),
+        }]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
         let mut out = Vec::new();
         let mut points = Vec::new();
         for kind in cfg.layouts_of(&LayoutKind::CPU) {

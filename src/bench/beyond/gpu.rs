@@ -7,8 +7,8 @@
 //! Without an adapter the experiment says why and runs nothing; that is not an error. A software
 //! rasterizer (lavapipe) is labelled as one: its "GPU" is this machine's CPU.
 
+use crate::bench::kit::cells::Count;
 use crate::bench::kit::frames::frame_stats;
-use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
@@ -36,6 +36,8 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 impl Experiment for Gpu {
+    type Cell = Count;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -48,16 +50,15 @@ impl Experiment for Gpu {
         "GPU-resident layout: compute passes vs SoA on the CPU (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Count> {
         if let Err(reason) = crate::runtime::gpu::context::availability() {
             eprintln!("gpu: skipped, {reason}");
             return Vec::new();
         }
-        counts(cfg).iter().map(|n| format!("n={n}")).collect()
+        counts(cfg).into_iter().map(|n| Count { n }).collect()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
         if let Some(limit) = capacity_limit(LayoutKind::Gpu)
             && n > limit.max_entities
         {

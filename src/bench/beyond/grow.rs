@@ -3,8 +3,13 @@
 //! the population so far. What a speaker sees is the longest frame: a `Vec` or Bevy table that
 //! doubles copies everything it holds within one frame.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, ms_since, table};
 use crate::bench::report::harness::Stats;
@@ -30,7 +35,26 @@ fn target(cfg: &BenchConfig) -> usize {
     cfg.pick(10_000_000, 1_000_000)
 }
 
+/// A cell: one layout grown from nothing, by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grown(#[serde(with = "by_name")] pub LayoutKind);
+
+impl fmt::Display for Grown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for Grown {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "a layout", |text| text.parse().ok().map(Grown))
+    }
+}
+
 impl Experiment for Grow {
+    type Cell = Grown;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -43,12 +67,11 @@ impl Experiment for Grow {
         "Growing over frames: the app's entity slider from 0 to the top (past the studies)"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        LAYOUTS.iter().map(|k| k.name().to_string()).collect()
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Grown> {
+        LAYOUTS.map(Grown).to_vec()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let kind = cell.parse::<LayoutKind>()?;
+    fn run_cell(&self, cfg: &BenchConfig, &Grown(kind): &Grown) -> Result<Vec<Record>, BenchError> {
         let n = target(cfg);
         let mut driver: Driver = Driver::new(kind, SEED)?;
         let t = Instant::now();

@@ -11,10 +11,16 @@
 //! The tuned and idiomatic ECS rows are the `ecs-vs-soa` experiment's, which runs its own
 //! processes with controls; run both (`--only ecs-vs-soa,headline`) for the whole table.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
 use crate::bench::kit::HEADLINE_RATIO_N as RATIO_N;
 use crate::bench::kit::frames::frame_stats;
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
 use crate::bench::report::child::{instructions_record, this_binary};
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Method, Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -39,6 +45,46 @@ const BIG_N: usize = 10_000_000;
 /// Where the instructions are counted (cachegrind): in cache, so the count is the work alone.
 const COUNTED_N: usize = 10_000;
 const COUNTED: &str = "instructions";
+
+/// A cell: the count under cachegrind, or one part of the figures in fresh process `rep`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeadlineCell {
+    Counted,
+    Ratios { rep: usize },
+    Crossings { rep: usize },
+    SoaBig { rep: usize },
+}
+
+impl fmt::Display for HeadlineCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeadlineCell::Counted => f.write_str(COUNTED),
+            HeadlineCell::Ratios { rep } => write!(f, "ratios:rep={rep}"),
+            HeadlineCell::Crossings { rep } => write!(f, "crossings:rep={rep}"),
+            HeadlineCell::SoaBig { rep } => write!(f, "soa-big:rep={rep}"),
+        }
+    }
+}
+
+impl FromStr for HeadlineCell {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = "instructions or ratios|crossings|soa-big:rep=<k>";
+        read_cell(text, expected, |text| {
+            if text == COUNTED {
+                return Some(HeadlineCell::Counted);
+            }
+            let [part, rep] = holes(text, "{}:rep={}")?;
+            let rep = rep.parse().ok()?;
+            match part {
+                "ratios" => Some(HeadlineCell::Ratios { rep }),
+                "crossings" => Some(HeadlineCell::Crossings { rep }),
+                "soa-big" => Some(HeadlineCell::SoaBig { rep }),
+                _ => None,
+            }
+        })
+    }
+}
 
 fn reps(cfg: &BenchConfig) -> usize {
     cfg.pick(REPS, 2)
@@ -255,6 +301,8 @@ fn instructions() -> Result<Vec<Record>, BenchError> {
 }
 
 impl Experiment for Headline {
+    type Cell = HeadlineCell;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -267,38 +315,28 @@ impl Experiment for Headline {
         "Headline numbers: the median of fresh processes, with the spread"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        let mut cells = vec![COUNTED.to_string()];
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<HeadlineCell> {
+        let mut cells = vec![HeadlineCell::Counted];
         for rep in 1..=reps(cfg) {
-            for part in ["ratios", "crossings", "soa-big"] {
-                cells.push(format!("{part}:rep={rep}"));
-            }
+            cells.push(HeadlineCell::Ratios { rep });
+            cells.push(HeadlineCell::Crossings { rep });
+            cells.push(HeadlineCell::SoaBig { rep });
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        if cell == COUNTED {
-            return instructions();
-        }
-        let c = Cell::new(NAME, cell);
-        let expected = "instructions or ratios|crossings|soa-big:rep=<k>";
-        let (part, rep) = cell.split_once(':').ok_or_else(|| c.bad(expected))?;
-        let rep: usize = rep
-            .strip_prefix("rep=")
-            .and_then(|k| k.parse().ok())
-            .ok_or_else(|| c.bad(expected))?;
-        let param = format!("rep={rep}");
-        match part {
-            "ratios" => {
+    fn run_cell(&self, cfg: &BenchConfig, cell: &HeadlineCell) -> Result<Vec<Record>, BenchError> {
+        let param = |rep: &usize| format!("rep={rep}");
+        match cell {
+            HeadlineCell::Counted => instructions(),
+            HeadlineCell::Ratios { rep } => {
                 let n = ratio_n(cfg);
-                let mut out = ratio_rounds::<f64>(cfg, n, &param)?;
-                out.extend(ratio_rounds::<f32>(cfg, n, &param)?);
+                let mut out = ratio_rounds::<f64>(cfg, n, &param(rep))?;
+                out.extend(ratio_rounds::<f32>(cfg, n, &param(rep))?);
                 Ok(out)
             }
-            "crossings" => crossings(cfg, &param),
-            "soa-big" => soa_big(cfg, &param),
-            _ => Err(c.bad(expected)),
+            HeadlineCell::Crossings { rep } => crossings(cfg, &param(rep)),
+            HeadlineCell::SoaBig { rep } => soa_big(cfg, &param(rep)),
         }
     }
 

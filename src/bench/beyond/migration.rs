@@ -3,10 +3,14 @@
 //! every toggle moves the entity's whole row to another table; with a sparse-set marker the row
 //! stays put and only the archetype bookkeeping changes. The k = 0 row is the plain frame.
 
+use std::fmt;
+use std::str::FromStr;
+
 use bevy_ecs::prelude::Component;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::Cell;
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
@@ -56,7 +60,58 @@ fn frame_with_toggles<M: Component + Default>(
     })
 }
 
+/// Where the toggled marker lives: in the entity's table (a move between archetypes) or in a
+/// sparse set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Marker {
+    Table,
+    Sparse,
+}
+
+impl Marker {
+    const BOTH: [Marker; 2] = [Marker::Table, Marker::Sparse];
+
+    /// As the cells spell it, and the records after `ecs-table+`.
+    fn name(self) -> &'static str {
+        match self {
+            Marker::Table => "table-marker",
+            Marker::Sparse => "sparse-marker",
+        }
+    }
+}
+
+/// A cell: a marker toggled on `percent` (0 to 100) of the entities every frame,
+/// `table-marker:<percent>` or `sparse-marker:<percent>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toggled {
+    pub marker: Marker,
+    pub percent: usize,
+}
+
+impl fmt::Display for Toggled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.marker.name(), self.percent)
+    }
+}
+
+impl FromStr for Toggled {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = "table-marker:<percent> or sparse-marker:<percent>, 0 to 100";
+        read_cell(text, expected, |text| {
+            let [marker, percent] = holes(text, "{}:{}")?;
+            Some(Toggled {
+                marker: Marker::BOTH.into_iter().find(|m| m.name() == marker)?,
+                percent: percent.parse().ok().filter(|p| *p <= 100)?,
+            })
+        })
+    }
+}
+
 impl Experiment for Migration {
+    type Cell = Toggled;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -69,30 +124,35 @@ impl Experiment for Migration {
         "Archetype migration: add/remove a component on k% of entities per frame (past the studies)"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Toggled> {
         let mut cells = Vec::new();
-        for p in PERCENTS {
-            cells.push(format!("table-marker:{p}"));
-            if p > 0 {
-                cells.push(format!("sparse-marker:{p}"));
+        for percent in PERCENTS {
+            cells.push(Toggled {
+                marker: Marker::Table,
+                percent,
+            });
+            if percent > 0 {
+                cells.push(Toggled {
+                    marker: Marker::Sparse,
+                    percent,
+                });
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(
+        &self,
+        cfg: &BenchConfig,
+        &Toggled { marker, percent }: &Toggled,
+    ) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(1_000_000, 100_000);
-        let cell = Cell::new(NAME, cell);
-        let expected = "table-marker:<percent> or sparse-marker:<percent>";
-        let [marker, percent] = cell.parts(expected)?;
-        let percent: usize = cell.number(percent, expected)?;
         let stats = match marker {
-            "sparse-marker" => frame_with_toggles::<SparseMarker>(cfg, n, percent),
-            "table-marker" => frame_with_toggles::<TableMarker>(cfg, n, percent),
-            _ => return Err(cell.bad(expected)),
+            Marker::Sparse => frame_with_toggles::<SparseMarker>(cfg, n, percent),
+            Marker::Table => frame_with_toggles::<TableMarker>(cfg, n, percent),
         };
         Ok(vec![
-            Record::new(NAME, format!("ecs-table+{marker}"), "f32", n)
+            Record::new(NAME, format!("ecs-table+{}", marker.name()), "f32", n)
                 .param(format!("k={percent}%"))
                 .with(Metric::FrameMs, "ms", stats),
         ])

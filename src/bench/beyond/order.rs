@@ -8,9 +8,14 @@
 //! the one way all of them allow (`Swarm::reorder`); where a library also sorts its own storage
 //! in place (flecs' `order_by`, `Swarm::sort_in_place`), that call is timed beside it.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, ms_since, table};
 use crate::bench::report::harness::{Method, measure};
 use crate::bench::report::metric::Metric;
@@ -26,6 +31,42 @@ use crate::workload::{Dt, SEED, Systems};
 pub struct OrderExperiment;
 
 pub const NAME: &str = "order";
+
+/// A cell: one CPU layout at `n` entities in fresh process `rep`, `<layout>:<entities>:<process>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sorted {
+    #[serde(with = "by_name")]
+    pub layout: LayoutKind,
+    pub n: usize,
+    pub rep: usize,
+}
+
+impl fmt::Display for Sorted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.layout, self.n, self.rep)
+    }
+}
+
+impl FromStr for Sorted {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(
+            text,
+            "<layout>:<entities>:<process>, for a CPU layout",
+            |text| {
+                let [layout, n, rep] = holes(text, "{}:{}:{}")?;
+                Some(Sorted {
+                    layout: layout
+                        .parse()
+                        .ok()
+                        .filter(|k| LayoutKind::CPU.contains(k))?,
+                    n: n.parse().ok()?,
+                    rep: rep.parse().ok()?,
+                })
+            },
+        )
+    }
+}
 /// Fresh processes per figure at 1M; one at 10M.
 const REPS: usize = 3;
 /// A target farther than this many entities counts as far: 36 KiB of SoA's columns, the
@@ -219,6 +260,8 @@ fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
 }
 
 impl Experiment for OrderExperiment {
+    type Cell = Sorted;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -231,17 +274,17 @@ impl Experiment for OrderExperiment {
         "Order: seek in id order and sorted by group, what the sort costs and how churn undoes it (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Sorted> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
             for rep in 0..reps_at(cfg, n) {
                 // Further processes only where the tuned seek's gain is the question.
                 let layouts = cfg.layouts_of(&layouts_at(n));
-                for kind in layouts
+                for layout in layouts
                     .into_iter()
                     .filter(|k| rep == 0 || k.has_tuned_seek())
                 {
-                    cells.push(format!("{kind}:{n}:{rep}"));
+                    cells.push(Sorted { layout, n, rep });
                 }
             }
         }
@@ -252,16 +295,12 @@ impl Experiment for OrderExperiment {
         Narrows::BOTH
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "<layout>:<entities>:<process>";
-        let c = Cell::new(NAME, cell);
-        let [layout, n, rep] = c.parts(expected)?;
-        let kind = layout
-            .parse::<LayoutKind>()
-            .ok()
-            .filter(|k| LayoutKind::CPU.contains(k))
-            .ok_or_else(|| c.bad(expected))?;
-        order_cell(cfg, kind, c.number(n, expected)?, c.number(rep, expected)?)
+    fn run_cell(
+        &self,
+        cfg: &BenchConfig,
+        &Sorted { layout, n, rep }: &Sorted,
+    ) -> Result<Vec<Record>, BenchError> {
+        order_cell(cfg, layout, n, rep)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], _all: &[Record]) -> String {
@@ -461,9 +500,19 @@ mod tests {
     fn a_cell_names_a_cpu_layout_a_count_and_a_process() {
         let cfg = BenchConfig::new(true);
         let e = OrderExperiment;
-        assert!(e.cells(&cfg, &[]).iter().all(|c| c.split(':').count() == 3));
-        for bad in ["soa:10000", "gpu:10000:0", "soa:ten:0", "nothing:1:0"] {
-            assert!(e.run_cell(&cfg, bad).is_err(), "{bad}");
+        assert!(
+            e.cells(&cfg, &[])
+                .iter()
+                .all(|c| c.to_string().split(':').count() == 3)
+        );
+        for bad in [
+            "soa:10000",
+            "gpu:10000:0",
+            "soa:ten:0",
+            "nothing:1:0",
+            "soa:1:0:0",
+        ] {
+            assert!(bad.parse::<Sorted>().is_err(), "{bad}");
         }
     }
 

@@ -18,12 +18,17 @@
 //! - adding and then removing one marker on every one of [`TOGGLED_N`] entities (the `migration`
 //!   experiment's shape), per entity.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
 
 use crate::bench::kit::ecs_ops::{MARKERS, marked};
 use crate::bench::kit::frames::frame_stats_on;
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
@@ -120,11 +125,132 @@ fn reps(cfg: &BenchConfig) -> usize {
     cfg.pick(REPS, 1)
 }
 
-fn layout_of(c: &Cell, text: &str, expected: &str) -> Result<LayoutKind, BenchError> {
-    text.parse::<LayoutKind>()
-        .ok()
-        .filter(|k| LAYOUTS.contains(k))
-        .ok_or_else(|| c.bad(expected))
+/// What one process does to one layout, beside its frame and its count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    Spawn,
+    Churn,
+    Memory,
+    Toggle,
+}
+
+impl Operation {
+    const ALL: [Operation; 4] = [
+        Operation::Spawn,
+        Operation::Churn,
+        Operation::Memory,
+        Operation::Toggle,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Operation::Spawn => "spawn",
+            Operation::Churn => "churn",
+            Operation::Memory => "memory",
+            Operation::Toggle => "toggle",
+        }
+    }
+}
+
+/// A cell. Its layout is one of [`LAYOUTS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Task {
+    /// The frame at `n` on `threads`, in fresh process `rep`: `frame:<layout>:<n>:<1|all>:<rep>`.
+    Frame {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        n: usize,
+        #[serde(with = "by_name")]
+        threads: Threads,
+        rep: usize,
+    },
+    /// The frame counted under cachegrind: `count:<layout>`.
+    Count {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+    },
+    /// `spawn|churn|memory|toggle:<layout>:<rep>`.
+    Operation {
+        operation: Operation,
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        rep: usize,
+    },
+    /// A `move` over a world of 1 to 8192 archetypes: `fragmented:<layout>:<archetypes>:<rep>`.
+    Fragmented {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        archetypes: usize,
+        rep: usize,
+    },
+}
+
+impl fmt::Display for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Task::Frame {
+                layout,
+                n,
+                threads,
+                rep,
+            } => write!(f, "frame:{layout}:{n}:{threads}:{rep}"),
+            Task::Count { layout } => write!(f, "count:{layout}"),
+            Task::Operation {
+                operation,
+                layout,
+                rep,
+            } => write!(f, "{}:{layout}:{rep}", operation.name()),
+            Task::Fragmented {
+                layout,
+                archetypes,
+                rep,
+            } => write!(f, "fragmented:{layout}:{archetypes}:{rep}"),
+        }
+    }
+}
+
+impl FromStr for Task {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = "frame:<layout>:<n>:<1|all>:<rep>, fragmented:<layout>:<archetypes>:<rep>, count:<layout> or spawn|churn|memory|toggle:<layout>:<rep>, for a layout of peers";
+        read_cell(text, expected, |text| {
+            let layout = |name: &str| {
+                name.parse::<LayoutKind>()
+                    .ok()
+                    .filter(|k| LAYOUTS.contains(k))
+            };
+            if let Some([kind, n, threads, rep]) = holes(text, "frame:{}:{}:{}:{}") {
+                return Some(Task::Frame {
+                    layout: layout(kind)?,
+                    n: n.parse().ok()?,
+                    threads: Threads::BOTH.into_iter().find(|t| t.name() == threads)?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            if let Some([kind, archetypes, rep]) = holes(text, "fragmented:{}:{}:{}") {
+                return Some(Task::Fragmented {
+                    layout: layout(kind)?,
+                    archetypes: archetypes
+                        .parse()
+                        .ok()
+                        .filter(|a| (1..=1 << MARKERS).contains(a))?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            if let Some([kind]) = holes(text, "count:{}") {
+                return Some(Task::Count {
+                    layout: layout(kind)?,
+                });
+            }
+            let [what, kind, rep] = holes(text, "{}:{}:{}")?;
+            Some(Task::Operation {
+                operation: Operation::ALL.into_iter().find(|o| o.name() == what)?,
+                layout: layout(kind)?,
+                rep: rep.parse().ok()?,
+            })
+        })
+    }
 }
 
 fn frame_cell(
@@ -366,6 +492,8 @@ fn fragmented(mine: &[Record], kind: LayoutKind, archetypes: usize) -> Option<f6
 }
 
 impl Experiment for Peers {
+    type Cell = Task;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -382,22 +510,27 @@ impl Experiment for Peers {
         Narrows::BOTH
     }
 
-    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<Task> {
         let layouts = cfg.layouts_of(&LAYOUTS);
         let framed = frames(prior);
         let mut cells = Vec::new();
         for n in counts(cfg) {
             for rep in 0..reps(cfg) {
                 for threads in Threads::BOTH {
-                    for &kind in &layouts {
+                    for &layout in &layouts {
                         let measured = Query::metric(Metric::FrameMs)
-                            .layout(kind.name())
+                            .layout(layout.name())
                             .n(n as u64)
                             .threads(threads.name())
                             .per_process(&framed)
                             .len();
                         if measured <= rep {
-                            cells.push(format!("frame:{kind}:{n}:{threads}:{rep}"));
+                            cells.push(Task::Frame {
+                                layout,
+                                n,
+                                threads,
+                                rep,
+                            });
                         }
                     }
                 }
@@ -408,61 +541,63 @@ impl Experiment for Peers {
             layouts
                 .iter()
                 .filter(|&&kind| counted(prior, kind, n).is_none())
-                .map(|kind| format!("count:{kind}")),
+                .map(|&layout| Task::Count { layout }),
         );
         for rep in 0..reps(cfg) {
-            for what in ["spawn", "churn", "memory"] {
-                for kind in &layouts {
-                    cells.push(format!("{what}:{kind}:{rep}"));
+            for operation in [Operation::Spawn, Operation::Churn, Operation::Memory] {
+                for &layout in &layouts {
+                    cells.push(Task::Operation {
+                        operation,
+                        layout,
+                        rep,
+                    });
                 }
             }
-            for &kind in layouts.iter().filter(|&&k| marked(k).is_some()) {
-                cells.push(format!("fragmented:{kind}:1:{rep}"));
-                cells.push(format!("fragmented:{kind}:{ARCHETYPES}:{rep}"));
-                cells.push(format!("toggle:{kind}:{rep}"));
+            for &layout in layouts.iter().filter(|&&k| marked(k).is_some()) {
+                for archetypes in [1, ARCHETYPES] {
+                    cells.push(Task::Fragmented {
+                        layout,
+                        archetypes,
+                        rep,
+                    });
+                }
+                cells.push(Task::Operation {
+                    operation: Operation::Toggle,
+                    layout,
+                    rep,
+                });
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "frame:<layout>:<n>:<1|all>:<rep>, fragmented:<layout>:<archetypes>:<rep>, count:<layout> or spawn|churn|memory|toggle:<layout>:<rep>, for a layout of peers";
-        let c = Cell::new(NAME, cell);
-        let parts: Vec<&str> = cell.split(':').collect();
-        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
-        match parts.as_slice() {
-            ["frame", layout, n, threads, rep] => {
-                let threads = match *threads {
-                    "1" => Threads::One,
-                    "all" => Threads::All,
-                    _ => return Err(c.bad(expected)),
-                };
-                let kind = layout_of(&c, layout, expected)?;
-                frame_cell(cfg, kind, number(n)?, threads, number(rep)?)
-            }
-            ["count", layout] => count_cell(cfg, cell, layout_of(&c, layout, expected)?),
-            [what, layout, rep] if ["spawn", "churn", "memory", "toggle"].contains(what) => {
-                let (kind, rep) = (layout_of(&c, layout, expected)?, number(rep)?);
-                let records = match *what {
-                    "spawn" => spawn_cell(cfg, kind),
-                    "churn" => churn_cell(cfg, kind),
-                    "memory" => memory_cell(cfg, kind),
-                    _ => toggle_cell(cfg, kind),
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Task) -> Result<Vec<Record>, BenchError> {
+        match *cell {
+            Task::Frame {
+                layout,
+                n,
+                threads,
+                rep,
+            } => frame_cell(cfg, layout, n, threads, rep),
+            Task::Count { layout } => count_cell(cfg, &cell.to_string(), layout),
+            Task::Operation {
+                operation,
+                layout,
+                rep,
+            } => {
+                let records = match operation {
+                    Operation::Spawn => spawn_cell(cfg, layout),
+                    Operation::Churn => churn_cell(cfg, layout),
+                    Operation::Memory => memory_cell(cfg, layout),
+                    Operation::Toggle => toggle_cell(cfg, layout),
                 }?;
                 Ok(with_rep(records, rep))
             }
-            ["fragmented", layout, archetypes, rep] => {
-                let archetypes = number(archetypes)?;
-                if !(1..=1 << MARKERS).contains(&archetypes) {
-                    return Err(c.bad(expected));
-                }
-                let kind = layout_of(&c, layout, expected)?;
-                Ok(with_rep(
-                    fragmented_cell(cfg, kind, archetypes)?,
-                    number(rep)?,
-                ))
-            }
-            _ => Err(c.bad(expected)),
+            Task::Fragmented {
+                layout,
+                archetypes,
+                rep,
+            } => Ok(with_rep(fragmented_cell(cfg, layout, archetypes)?, rep)),
         }
     }
 
@@ -594,7 +729,7 @@ mod tests {
     #[test]
     fn cells_cover_every_layout_both_thread_settings_and_every_operation() {
         let cfg = BenchConfig::new(true);
-        let cells = Peers.cells(&cfg, &[]);
+        let cells: Vec<String> = Peers.cells(&cfg, &[]).iter().map(Task::to_string).collect();
         // soa has no markers: no fragmented or toggle cells.
         assert_eq!(
             cells.len(),
@@ -610,7 +745,6 @@ mod tests {
 
     #[test]
     fn a_bad_cell_names_what_is_accepted() {
-        let cfg = BenchConfig::new(true);
         for bad in [
             "frame:aos:10:1:0",
             "spawn:nothing:0",
@@ -620,7 +754,7 @@ mod tests {
             "fragmented:hecs:9000:0",
             "toggle:hecs",
         ] {
-            let err = Peers.run_cell(&cfg, bad).unwrap_err().to_string();
+            let err = bad.parse::<Task>().unwrap_err().to_string();
             assert!(err.contains("spawn|churn|memory|toggle"), "{bad}: {err}");
         }
     }

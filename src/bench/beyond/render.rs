@@ -13,10 +13,15 @@
 //! Without a GPU adapter (not even a software one) the app cannot start: the experiment says
 //! why and records nothing else, like `gpu`.
 
+use std::fmt;
 use std::process::Command;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
 
 use crate::bench::beyond::gpu;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::table;
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -42,6 +47,48 @@ fn sizes(_cfg: &BenchConfig) -> Vec<&'static str> {
     // size=1920x1080:layout=soa:n=10000000:rep=0`, 2026-12-04, AMD EPYC); the app opens at 720p,
     // and CI's screenshots are taken there.
     vec!["1280x720"]
+}
+
+/// A cell: the app at a window size (`<width>x<height>`), in one layout at `n` entities, in
+/// fresh process `rep`: `size=WxH:layout=L:n=N:rep=K`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drawn {
+    pub size: String,
+    #[serde(with = "by_name")]
+    pub layout: LayoutKind,
+    pub n: usize,
+    pub rep: usize,
+}
+
+impl fmt::Display for Drawn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Drawn {
+            size,
+            layout,
+            n,
+            rep,
+        } = self;
+        write!(f, "size={size}:layout={layout}:n={n}:rep={rep}")
+    }
+}
+
+impl FromStr for Drawn {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "size=WxH:layout=L:n=N:rep=K", |text| {
+            let [size, layout, n, rep] = holes(text, "size={}:layout={}:n={}:rep={}")?;
+            let [width, height] = holes(size, "{}x{}")?;
+            let pixels = |side: &str| side.parse::<u32>().ok().filter(|&p| p > 0);
+            pixels(width)?;
+            pixels(height)?;
+            Some(Drawn {
+                size: size.into(),
+                layout: layout.parse().ok()?,
+                n: n.parse().ok()?,
+                rep: rep.parse().ok()?,
+            })
+        })
+    }
 }
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
@@ -124,6 +171,8 @@ fn parse_summary(stdout: &str) -> Vec<SummaryRow> {
 }
 
 impl Experiment for Render {
+    type Cell = Drawn;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -140,7 +189,7 @@ impl Experiment for Render {
         Narrows::COUNTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Drawn> {
         let mut cells = Vec::new();
         for size in sizes(cfg) {
             let mut layouts: Vec<(LayoutKind, usize)> = counts(cfg)
@@ -152,24 +201,26 @@ impl Experiment for Render {
             }
             for (layout, n) in layouts {
                 for rep in 0..reps(cfg) {
-                    cells.push(format!("size={size}:layout={layout}:n={n}:rep={rep}"));
+                    cells.push(Drawn {
+                        size: size.into(),
+                        layout,
+                        n,
+                        rep,
+                    });
                 }
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "size=WxH:layout=L:n=N:rep=K";
-        let c = Cell::new(NAME, cell);
-        let [size, layout, n, rep] = c.parts::<4>(expected)?;
-        let size = size.strip_prefix("size=").ok_or_else(|| c.bad(expected))?;
-        let layout: LayoutKind = layout
-            .strip_prefix("layout=")
-            .and_then(|l| l.parse().ok())
-            .ok_or_else(|| c.bad(expected))?;
-        let n: usize = c.number(n.strip_prefix("n=").unwrap_or(""), expected)?;
-        let rep: usize = c.number(rep.strip_prefix("rep=").unwrap_or(""), expected)?;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Drawn) -> Result<Vec<Record>, BenchError> {
+        let Drawn {
+            size,
+            layout,
+            n,
+            rep,
+        } = cell;
+        let (size, layout, n, rep) = (size.as_str(), *layout, *n, *rep);
         if layout.is_gpu() {
             match capacity_limit(layout) {
                 Some(limit) if n <= limit.max_entities => {}
@@ -187,7 +238,7 @@ impl Experiment for Render {
         }
         let fail = |reason: String| BenchError::Worker {
             experiment: NAME.into(),
-            cell: cell.into(),
+            cell: cell.to_string(),
             reason,
         };
         let dir =

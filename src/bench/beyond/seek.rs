@@ -11,7 +11,13 @@
 //! `Vec<f32>` columns with uniformly random targets ([`control`]), each layout's seek a ratio to
 //! it; and cachegrind's instructions, L1d and last-level misses per entity for seek alone.
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -42,6 +48,67 @@ const REPS: usize = 2;
 const COUNTED_N: usize = CHECK_COUNT;
 /// The control's name in the records.
 const CONTROL: &str = "control";
+
+/// A cell. Its layout is a CPU layout's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Seeks {
+    /// The control's seek at `n`, in fresh process `rep`: `control:<n>:<rep>`.
+    Control { n: usize, rep: usize },
+    /// A layout's seek and frame: `frame:<layout>:<n>:<rep>`.
+    Frame {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        n: usize,
+        rep: usize,
+    },
+    /// A layout's seek counted under cachegrind: `count:<layout>`.
+    Count {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+    },
+}
+
+impl fmt::Display for Seeks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Seeks::Control { n, rep } => write!(f, "{CONTROL}:{n}:{rep}"),
+            Seeks::Frame { layout, n, rep } => write!(f, "frame:{layout}:{n}:{rep}"),
+            Seeks::Count { layout } => write!(f, "count:{layout}"),
+        }
+    }
+}
+
+impl FromStr for Seeks {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected =
+            "frame:<layout>:<n>:<rep>, control:<n>:<rep> or count:<layout>, for a CPU layout";
+        read_cell(text, expected, |text| {
+            let layout = |name: &str| {
+                name.parse::<LayoutKind>()
+                    .ok()
+                    .filter(|k| LayoutKind::CPU.contains(k))
+            };
+            if let Some([n, rep]) = holes(text, "control:{}:{}") {
+                return Some(Seeks::Control {
+                    n: n.parse().ok()?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            if let Some([kind, n, rep]) = holes(text, "frame:{}:{}:{}") {
+                return Some(Seeks::Frame {
+                    layout: layout(kind)?,
+                    n: n.parse().ok()?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            let [kind] = holes(text, "count:{}")?;
+            Some(Seeks::Count {
+                layout: layout(kind)?,
+            })
+        })
+    }
+}
 /// The target: at 1M on one thread, `soa`'s seek within this factor of the control.
 pub const SOA_TARGET: f64 = 1.5;
 
@@ -200,6 +267,8 @@ fn ranks(values: &[Option<f64>]) -> Vec<Option<usize>> {
 }
 
 impl Experiment for Seek {
+    type Cell = Seeks;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -212,18 +281,18 @@ impl Experiment for Seek {
         "Seek: reading other entities by handle, the ranking turned over (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Seeks> {
         let mut cells = Vec::new();
         let layouts = cfg.layouts_of(&LayoutKind::CPU);
         for n in counts(cfg) {
             for rep in 0..reps(cfg) {
-                cells.push(format!("{CONTROL}:{n}:{rep}"));
-                for kind in &layouts {
-                    cells.push(format!("frame:{kind}:{n}:{rep}"));
+                cells.push(Seeks::Control { n, rep });
+                for &layout in &layouts {
+                    cells.push(Seeks::Frame { layout, n, rep });
                 }
             }
         }
-        cells.extend(layouts.iter().map(|kind| format!("count:{kind}")));
+        cells.extend(layouts.into_iter().map(|layout| Seeks::Count { layout }));
         cells
     }
 
@@ -231,22 +300,11 @@ impl Experiment for Seek {
         Narrows::BOTH
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "frame:<layout>:<n>:<rep>, control:<n>:<rep> or count:<layout>";
-        let c = Cell::new(NAME, cell);
-        let parts: Vec<&str> = cell.split(':').collect();
-        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
-        let layout = |text: &str| {
-            text.parse::<LayoutKind>()
-                .ok()
-                .filter(|k| LayoutKind::CPU.contains(k))
-                .ok_or_else(|| c.bad(expected))
-        };
-        match parts.as_slice() {
-            ["frame", kind, n, rep] => frame_cell(cfg, layout(kind)?, number(n)?, number(rep)?),
-            [CONTROL, n, rep] => Ok(control_cell(cfg, number(n)?, number(rep)?)),
-            ["count", kind] => count_cell(cfg, cell, layout(kind)?),
-            _ => Err(c.bad(expected)),
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Seeks) -> Result<Vec<Record>, BenchError> {
+        match *cell {
+            Seeks::Frame { layout, n, rep } => frame_cell(cfg, layout, n, rep),
+            Seeks::Control { n, rep } => Ok(control_cell(cfg, n, rep)),
+            Seeks::Count { layout } => count_cell(cfg, &cell.to_string(), layout),
         }
     }
 
@@ -384,12 +442,12 @@ mod tests {
     #[test]
     fn cells_cover_every_layout_the_control_and_the_counts() {
         let cfg = BenchConfig::new(true);
-        let cells = Seek.cells(&cfg, &[]);
+        let cells: Vec<String> = Seek.cells(&cfg, &[]).iter().map(Seeks::to_string).collect();
         for kind in LayoutKind::CPU {
             assert!(cells.contains(&format!("frame:{kind}:10000:0")), "{kind}");
             assert!(cells.contains(&format!("count:{kind}")), "{kind}");
         }
         assert!(cells.contains(&"control:10000:0".to_string()));
-        assert!(Seek.run_cell(&cfg, "frame:gpu:10:0").is_err());
+        assert!("frame:gpu:10:0".parse::<Seeks>().is_err());
     }
 }

@@ -4,7 +4,13 @@
 //! landed, both through `Driver::frame_step` as the app runs. The table compares their resident
 //! memory; the target is at most 1.5x.
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -22,6 +28,54 @@ const BIG: usize = 1_000_000;
 const SMALL: usize = 10_000;
 /// The target: resident memory after the shrink within this factor of a fresh process's.
 const TARGET: f64 = 1.5;
+
+/// A cell: one layout at 10k entities, in a fresh process or shrunk from 1M,
+/// `fresh:<layout>` or `shrunk:<layout>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    pub history: History,
+    #[serde(with = "by_name")]
+    pub layout: LayoutKind,
+}
+
+/// How the population came to 10k entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum History {
+    Fresh,
+    Shrunk,
+}
+
+impl History {
+    const BOTH: [History; 2] = [History::Fresh, History::Shrunk];
+
+    /// As the records' param and the cells spell it.
+    fn name(self) -> &'static str {
+        match self {
+            History::Fresh => "fresh",
+            History::Shrunk => "shrunk",
+        }
+    }
+}
+
+impl fmt::Display for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.history.name(), self.layout)
+    }
+}
+
+impl FromStr for Held {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "fresh:<layout> or shrunk:<layout>", |text| {
+            let [how, layout] = holes(text, "{}:{}")?;
+            Some(Held {
+                history: History::BOTH.into_iter().find(|h| h.name() == how)?,
+                layout: layout.parse().ok()?,
+            })
+        })
+    }
+}
 
 /// Runs frames until the driver has reached its count and no switch or rebuild is pending.
 fn settle(driver: &mut Driver) -> Result<(), BenchError> {
@@ -51,6 +105,8 @@ fn verdict(fresh: Option<f64>, shrunk: Option<f64>) -> String {
 }
 
 impl Experiment for Shrink {
+    type Cell = Held;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -67,31 +123,24 @@ impl Experiment for Shrink {
         Narrows::LAYOUTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Held> {
         cfg.layouts_of(&LayoutKind::CPU)
             .into_iter()
-            .flat_map(|kind| [format!("fresh:{kind}"), format!("shrunk:{kind}")])
+            .flat_map(|layout| History::BOTH.map(|history| Held { history, layout }))
             .collect()
     }
 
-    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let cell = Cell::new(NAME, cell);
-        let expected = "fresh:<layout> or shrunk:<layout>";
-        let [how, layout] = cell.parts(expected)?;
-        let kind = layout.parse::<LayoutKind>()?;
+    fn run_cell(&self, _cfg: &BenchConfig, cell: &Held) -> Result<Vec<Record>, BenchError> {
+        let kind = cell.layout;
         let mut driver: Driver = Driver::new(kind, SEED)?;
-        match how {
-            "fresh" => {}
-            "shrunk" => {
-                driver.apply(&Action::Count(BIG))?;
-                settle(&mut driver)?;
-            }
-            _ => return Err(cell.bad(expected)),
+        if cell.history == History::Shrunk {
+            driver.apply(&Action::Count(BIG))?;
+            settle(&mut driver)?;
         }
         driver.apply(&Action::Count(SMALL))?;
         settle(&mut driver)?;
         let (_, allocated) = driver.swarm().memory().per_entity(driver.swarm().len());
-        let rec = Record::new(NAME, kind.name(), "f32", SMALL).param(how);
+        let rec = Record::new(NAME, kind.name(), "f32", SMALL).param(cell.history.name());
         // Where the OS does not say, there is no resident record: the table prints "unknown"
         // rather than a ratio of zeros that would read as met.
         let resident = resident_bytes().map(|bytes| {

@@ -12,9 +12,16 @@
 //! where its gap to SoA comes from: how often the columns' short runs restart, or several runs
 //! sharing one 4 KiB page.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::kit::cells::{COUNT_IN_PROCESS, CountInProcess};
 use crate::bench::kit::seeded::fill_seeded;
+use crate::bench::report::cell::{CellTextError, read_cell};
 use crate::bench::report::child::{instructions_record, this_binary};
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Method, Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -44,14 +51,41 @@ pub const LAYOUTS: [LayoutKind; 4] = [
 const REPS: usize = 3;
 /// The cell that counts instructions under cachegrind.
 const COUNTED: &str = "instructions";
+
+/// A cell: the count under cachegrind, or every tier's frame at one count in one fresh process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SimdCell {
+    Counted,
+    Frames(CountInProcess),
+}
+
+impl fmt::Display for SimdCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimdCell::Counted => f.write_str(COUNTED),
+            SimdCell::Frames(at) => at.fmt(f),
+        }
+    }
+}
+
+impl FromStr for SimdCell {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = format!("{COUNTED} or {COUNT_IN_PROCESS}");
+        read_cell(text, &expected, |text| match text {
+            COUNTED => Some(SimdCell::Counted),
+            _ => CountInProcess::read(text).map(SimdCell::Frames),
+        })
+    }
+}
 /// The count the instructions are counted at: in cache, where width should pay.
 const COUNTED_N: usize = 10_000;
 
 /// Instructions per entity per frame for each layout and tier, simulated; a tier cachegrind
 /// cannot run (or no valgrind at all) is a record saying why.
-fn counted(cell: &str) -> Result<Vec<Record>, BenchError> {
+fn counted() -> Result<Vec<Record>, BenchError> {
     use crate::tools::counters::FrameSpec;
-    let exe = this_binary(NAME, cell)?;
+    let exe = this_binary(NAME, COUNTED)?;
     let mut out = Vec::new();
     for kind in LAYOUTS {
         for &tier in available() {
@@ -140,6 +174,8 @@ fn block_control<const BYTES: usize, const PAGED: bool>(n: usize, method: &Metho
 }
 
 impl Experiment for Simd {
+    type Cell = SimdCell;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -156,27 +192,21 @@ impl Experiment for Simd {
         Narrows::COUNTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        let mut cells = vec![COUNTED.to_string()];
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<SimdCell> {
+        let mut cells = vec![SimdCell::Counted];
         for rep in 1..=reps(cfg) {
             for n in counts(cfg) {
-                cells.push(format!("n={n};rep={rep}"));
+                cells.push(SimdCell::Frames(CountInProcess { n, rep }));
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        if cell == COUNTED {
-            return counted(cell);
-        }
-        let cell = Cell::new(NAME, cell);
-        let (n_text, rep_text) = cell
-            .text
-            .split_once(';')
-            .ok_or_else(|| cell.bad("n=<count>;rep=<k>"))?;
-        let n: usize = Cell::new(NAME, n_text).value("n=", "")?;
-        let rep: usize = Cell::new(NAME, rep_text).value("rep=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &SimdCell) -> Result<Vec<Record>, BenchError> {
+        let CountInProcess { n, rep } = match *cell {
+            SimdCell::Counted => return counted(),
+            SimdCell::Frames(at) => at,
+        };
         let mut out = Vec::new();
         let ns = 1e6 / n as f64;
         for kind in LAYOUTS {

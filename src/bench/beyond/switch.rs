@@ -17,9 +17,14 @@
 //! (in the app each of those frames also moves both layouts' entities; at 10M that would make a
 //! cell minutes long and measure the simulation, not the switch).
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, max_of, ms, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -80,7 +85,7 @@ fn layouts_at(n: usize) -> Vec<LayoutKind> {
     }
 }
 
-fn directions_at(n: usize) -> &'static [&'static str] {
+fn directions_at(n: usize) -> &'static [Direction] {
     if n >= 10_000_000 {
         &DIRECTIONS[..1]
     } else {
@@ -98,13 +103,58 @@ fn partner(kind: LayoutKind) -> LayoutKind {
 }
 
 /// Into the layout (from its partner), and out of it (to its partner).
-const DIRECTIONS: [&str; 2] = ["into", "out of"];
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    Into,
+    OutOf,
+}
 
-fn pair(kind: LayoutKind, direction: &str) -> (LayoutKind, LayoutKind) {
-    if direction == "into" {
-        (partner(kind), kind)
-    } else {
-        (kind, partner(kind))
+const DIRECTIONS: [Direction; 2] = [Direction::Into, Direction::OutOf];
+
+impl Direction {
+    /// As the records' param and the cells spell it.
+    fn name(self) -> &'static str {
+        match self {
+            Direction::Into => "into",
+            Direction::OutOf => "out of",
+        }
+    }
+}
+
+fn pair(kind: LayoutKind, direction: Direction) -> (LayoutKind, LayoutKind) {
+    match direction {
+        Direction::Into => (partner(kind), kind),
+        Direction::OutOf => (kind, partner(kind)),
+    }
+}
+
+/// A cell: one layout switched into or out of at `n` entities, `<layout>:<into|out of>:<entities>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Switched {
+    #[serde(with = "by_name")]
+    pub layout: LayoutKind,
+    pub direction: Direction,
+    pub n: usize,
+}
+
+impl fmt::Display for Switched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.layout, self.direction.name(), self.n)
+    }
+}
+
+impl FromStr for Switched {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "<layout>:<into|out of>:<entities>", |text| {
+            let [layout, direction, n] = holes(text, "{}:{}:{}")?;
+            Some(Switched {
+                layout: layout.parse().ok()?,
+                direction: DIRECTIONS.into_iter().find(|d| d.name() == direction)?,
+                n: n.parse().ok()?,
+            })
+        })
     }
 }
 
@@ -120,6 +170,8 @@ fn driver(from: LayoutKind, n: usize, pace: Pace) -> Result<Driver, BenchError> 
 }
 
 impl Experiment for Switch {
+    type Cell = Switched;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -132,12 +184,16 @@ impl Experiment for Switch {
         "Layout switch: every layout, into it and out of it, at once and paced as the app does it (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Switched> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
             for kind in cfg.layouts_of(&layouts_at(n)) {
-                for direction in directions_at(n) {
-                    cells.push(format!("{kind}:{direction}:{n}"));
+                for &direction in directions_at(n) {
+                    cells.push(Switched {
+                        layout: kind,
+                        direction,
+                        n,
+                    });
                 }
             }
         }
@@ -148,18 +204,14 @@ impl Experiment for Switch {
         Narrows::BOTH
     }
 
-    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let cell = Cell::new(NAME, cell);
-        let expected = "<layout>:<into|out of>:<entities>";
-        let [kind, direction, n] = cell.parts(expected)?;
-        let kind: LayoutKind = kind.parse()?;
-        let n: usize = cell.number(n, expected)?;
-        let direction = DIRECTIONS
-            .into_iter()
-            .find(|d| *d == direction)
-            .ok_or_else(|| cell.bad(expected))?;
+    fn run_cell(&self, _cfg: &BenchConfig, cell: &Switched) -> Result<Vec<Record>, BenchError> {
+        let Switched {
+            layout: kind,
+            direction,
+            n,
+        } = *cell;
         let (from, to) = pair(kind, direction);
-        let rec = Record::new(NAME, kind.name(), "f32", n).param(direction);
+        let rec = Record::new(NAME, kind.name(), "f32", n).param(direction.name());
 
         // At once: one switch (at 10M a slow one takes seconds), then the memory it left is freed
         // before the paced one is measured, so that the freeing does not compete with it.
@@ -222,7 +274,7 @@ impl Experiment for Switch {
                         Query::metric(metric)
                             .layout(kind.name())
                             .n(n as u64)
-                            .param(direction)
+                            .param(direction.name())
                             .find(mine)
                             .map(|r| r.p50)
                     };

@@ -2,8 +2,8 @@
 //! compute pool, the same frame (move + regen), f32. A memory-bound loop may not scale with cores
 //! when one core already saturates the memory bus; the ratio says how much it did here.
 
+use crate::bench::kit::cells::Count;
 use crate::bench::kit::frames::frame_stats;
-use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::metric::Metric;
@@ -16,6 +16,8 @@ pub struct ThreadScaling;
 const NAME: &str = "threads";
 
 impl Experiment for ThreadScaling {
+    type Cell = Count;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -32,12 +34,13 @@ impl Experiment for ThreadScaling {
         Narrows::LAYOUTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        vec![format!("n={}", cfg.pick(1_000_000, 100_000))]
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Count> {
+        vec![Count {
+            n: cfg.pick(1_000_000, 100_000),
+        }]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
         let mut out = Vec::new();
         for kind in cfg.layouts_of(&LayoutKind::CPU) {
             for threads in Threads::BOTH {

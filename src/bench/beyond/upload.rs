@@ -9,7 +9,7 @@
 use std::num::NonZeroU64;
 
 use crate::bench::beyond::gpu;
-use crate::bench::report::experiment::Cell;
+use crate::bench::kit::cells::LayoutAtCount;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
@@ -37,6 +37,8 @@ fn settle(ctx: &GpuContext) {
 }
 
 impl Experiment for Upload {
+    type Cell = LayoutAtCount;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -49,22 +51,19 @@ impl Experiment for Upload {
         "Gather + upload: through a Vec vs straight into wgpu's staging memory (past the studies)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<LayoutAtCount> {
         if let Err(reason) = crate::runtime::gpu::context::availability() {
             eprintln!("upload: skipped, {reason}");
             return Vec::new();
         }
         counts(cfg)
             .into_iter()
-            .flat_map(|n| LAYOUTS.map(|k| format!("{k}:n={n}")))
+            .flat_map(|n| LAYOUTS.map(|layout| LayoutAtCount { layout, n }))
             .collect()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let cell = Cell::new(NAME, cell);
-        let [layout, n] = cell.parts("<layout>:n=<entities>")?;
-        let kind = layout.parse::<LayoutKind>()?;
-        let n: usize = Cell::new(NAME, n).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &LayoutAtCount) -> Result<Vec<Record>, BenchError> {
+        let LayoutAtCount { layout: kind, n } = *cell;
         let ctx = crate::runtime::gpu::context::shared().map_err(|reason| {
             BenchError::from(crate::error::SimError::LayoutUnavailable {
                 layout: "gpu".into(),
@@ -78,7 +77,11 @@ impl Experiment for Upload {
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let size = NonZeroU64::new(n as u64 * 4).ok_or_else(|| cell.bad("n=<at least 1>"))?;
+        let size = NonZeroU64::new(n as u64 * 4).ok_or_else(|| BenchError::BadCell {
+            experiment: NAME.into(),
+            cell: cell.to_string(),
+            expected: "<layout>:n=<at least 1>".into(),
+        })?;
         let mut gathered = Vec::new();
         let method = cfg.method.per_round();
         let mut ns = [Vec::new(), Vec::new()];

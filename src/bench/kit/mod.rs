@@ -1,7 +1,8 @@
-//! What several experiments build on, below all of them: a layout filled with the seeded
-//! population, one timed frame, the chunked fields, the ECS operations every peer runs, and
-//! where a column sits in memory.
+//! What several experiments build on, below all of them: the shapes of cell they share, a
+//! layout filled with the seeded population, one timed frame, the chunked fields, the ECS
+//! operations every peer runs, and where a column sits in memory.
 
+pub mod cells;
 pub mod chunked;
 pub mod ecs_ops;
 pub mod frames;

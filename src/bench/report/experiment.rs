@@ -1,10 +1,27 @@
-//! What every experiment is and gets: the [`Experiment`] trait the suite runs, the
-//! [`BenchConfig`] it sizes itself by, the [`Cell`] it reads its own work back from, and the
-//! [`BenchError`] it fails with. The lowest tier of the bench: experiments, the suite and the
-//! runner all stand on it, and it imports nothing of theirs.
+//! What every experiment is and gets: the [`Experiment`] trait each experiment implements, the
+//! [`AnyExperiment`] face the suite and the runner hold it by, the [`BenchConfig`] it sizes
+//! itself by, and the [`BenchError`] it fails with. The lowest tier of the bench: experiments,
+//! the suite and the runner all stand on it, and it imports nothing of theirs.
+//!
+//! Two traits, because an experiment's cells are values of its own type ([`Experiment::Cell`]:
+//! a count, a layout at a count, one of a few kinds of work) and the suite is one list of every
+//! experiment. A trait object of a trait with an associated type names that type
+//! (`dyn Experiment<Cell = Count>`), so no one list holds experiments of different cells: the
+//! suite holds each as `&dyn AnyExperiment`, which every [`Experiment`] is (one blanket impl):
+//! the same methods, with each cell as an [`AnyCell`], its readable text and its serialized
+//! value. Only the blanket impl turns one into the other, so no experiment parses text and the
+//! runner never sees a cell's type. A generic runner over each experiment's type was the other
+//! way; it would make the suite's list, `--only` and `--list` generic too, for nothing the
+//! erased face cannot do.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use thiserror::Error;
 
+use crate::bench::report::cell::{AnyCell, CellTextError};
 use crate::bench::report::harness::Method;
 use crate::bench::report::record::Record;
 use crate::error::SimError;
@@ -29,6 +46,16 @@ pub enum BenchError {
         cell: String,
         expected: String,
     },
+    #[error(
+        "{a} and {b} have no cell in common ({} and {} finished cells): compare two runs of the same cells, e.g. a full run beside a full run, or `--only`/`--counts` as the other run had them",
+        cells.0,
+        cells.1
+    )]
+    NoCellInCommon {
+        a: String,
+        b: String,
+        cells: (usize, usize),
+    },
     #[error("interrupted after {done} of {total} cells; {}", match kept {
         Some(dir) => format!("the finished cells are kept in {dir}; resume with: entity-layouts bench --resume {dir}"),
         None => "nothing was kept: `bench --out DIR` keeps each cell as it ends, for `bench --resume DIR`".to_string(),
@@ -42,53 +69,6 @@ pub enum BenchError {
     Sim(#[from] SimError),
     #[error(transparent)]
     Value(#[from] ValueError),
-}
-
-/// A cell's text, read back by the experiment that wrote it in `cells()`. A cell that does not
-/// have that shape (`--cell` is typed by hand, or a worker of another version) is an error that
-/// says what was expected, never a default.
-#[derive(Clone, Copy, Debug)]
-pub struct Cell<'a> {
-    pub experiment: &'static str,
-    pub text: &'a str,
-}
-
-impl<'a> Cell<'a> {
-    pub fn new(experiment: &'static str, text: &'a str) -> Self {
-        Self { experiment, text }
-    }
-
-    pub fn bad(&self, expected: &str) -> BenchError {
-        BenchError::BadCell {
-            experiment: self.experiment.into(),
-            cell: self.text.into(),
-            expected: expected.into(),
-        }
-    }
-
-    /// The cell as `prefix` + a value + `suffix`, e.g. `n=1000` or `share=10%`.
-    pub fn value<T: std::str::FromStr>(&self, prefix: &str, suffix: &str) -> Result<T, BenchError> {
-        self.text
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_suffix(suffix))
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| self.bad(&format!("{prefix}<value>{suffix}")))
-    }
-
-    /// The cell's `:`-separated parts, exactly `N` of them.
-    pub fn parts<const N: usize>(&self, expected: &str) -> Result<[&'a str; N], BenchError> {
-        let parts: Vec<&str> = self.text.split(':').collect();
-        parts.try_into().map_err(|_| self.bad(expected))
-    }
-
-    /// A number inside one of the cell's parts.
-    pub fn number<T: std::str::FromStr>(
-        &self,
-        part: &str,
-        expected: &str,
-    ) -> Result<T, BenchError> {
-        part.parse().map_err(|_| self.bad(expected))
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -168,8 +148,17 @@ impl Narrows {
     };
 }
 
-/// One experiment of the studies (or past them).
+/// One experiment of the studies (or past them), with its cells as values of its own type.
 pub trait Experiment: Sync {
+    /// One piece of its work: a value with one readable form (`Display`, e.g. `soa:n=1000`),
+    /// read back by `FromStr` (the journal's text, `--cell`), and serialized for its worker.
+    type Cell: Clone
+        + PartialEq
+        + fmt::Debug
+        + fmt::Display
+        + FromStr<Err = CellTextError>
+        + Serialize
+        + DeserializeOwned;
     /// Name used by `--only` and in the `experiment` column.
     fn name(&self) -> &'static str;
     fn title(&self) -> &'static str;
@@ -178,8 +167,8 @@ pub trait Experiment: Sync {
     /// The independent pieces of work, each run in its own process by default.
     /// `prior` holds the records of the experiments run before this one (the crossing search
     /// brackets its search with the layout sweep's numbers).
-    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String>;
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError>;
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<Self::Cell>;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Self::Cell) -> Result<Vec<Record>, BenchError>;
     /// Which of `--counts` and `--layouts` this experiment applies (see [`Narrows`]); the run
     /// names, before it starts, every experiment that one of them cannot narrow.
     fn narrows(&self) -> Narrows {
@@ -188,4 +177,89 @@ pub trait Experiment: Sync {
     /// Markdown for this experiment from its records (`all` holds every experiment's records,
     /// for the few tables that put two experiments side by side).
     fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String;
+}
+
+/// An experiment as the suite and the runner hold it: [`Experiment`] with its cell type
+/// erased. Cells come out of it, and go back into it, as [`AnyCell`]s.
+pub trait AnyExperiment: Sync {
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    fn study(&self) -> &'static str;
+    fn narrows(&self) -> Narrows;
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String;
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<AnyCell>;
+    /// The cell whose readable form is `text` (what `--cell` takes and the journal holds).
+    fn cell_from_text(&self, text: &str) -> Result<AnyCell, BenchError>;
+    /// The cell serialized as `json` (what the runner hands a worker, `--cell-json`). It must
+    /// read back from its own readable form, so a hand-written value meets the same rules as a
+    /// typed one (a layout this experiment does not run is refused either way).
+    fn cell_from_json(&self, json: &str) -> Result<AnyCell, BenchError>;
+    fn run_cell(&self, cfg: &BenchConfig, cell: &AnyCell) -> Result<Vec<Record>, BenchError>;
+}
+
+impl<E: Experiment> AnyExperiment for E {
+    fn name(&self) -> &'static str {
+        Experiment::name(self)
+    }
+
+    fn title(&self) -> &'static str {
+        Experiment::title(self)
+    }
+
+    fn study(&self) -> &'static str {
+        Experiment::study(self)
+    }
+
+    fn narrows(&self) -> Narrows {
+        Experiment::narrows(self)
+    }
+
+    fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
+        Experiment::render(self, cfg, mine, all)
+    }
+
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<AnyCell> {
+        Experiment::cells(self, cfg, prior)
+            .iter()
+            .map(AnyCell::of)
+            .collect()
+    }
+
+    fn cell_from_text(&self, text: &str) -> Result<AnyCell, BenchError> {
+        typed_from_text::<E>(self, text).map(|cell| AnyCell::of(&cell))
+    }
+
+    fn cell_from_json(&self, json: &str) -> Result<AnyCell, BenchError> {
+        let cell = typed_from_json::<E>(self, json)?;
+        let text = cell.to_string();
+        if typed_from_text::<E>(self, &text)? != cell {
+            return Err(BenchError::BadCell {
+                experiment: Experiment::name(self).into(),
+                cell: json.into(),
+                expected: format!("a cell that reads back from its own text ('{text}')"),
+            });
+        }
+        Ok(AnyCell::of(&cell))
+    }
+
+    fn run_cell(&self, cfg: &BenchConfig, cell: &AnyCell) -> Result<Vec<Record>, BenchError> {
+        Experiment::run_cell(self, cfg, &typed_from_json::<E>(self, cell.json())?)
+    }
+}
+
+fn typed_from_text<E: Experiment>(experiment: &E, text: &str) -> Result<E::Cell, BenchError> {
+    text.parse()
+        .map_err(|e: CellTextError| BenchError::BadCell {
+            experiment: Experiment::name(experiment).into(),
+            cell: e.text,
+            expected: e.expected,
+        })
+}
+
+fn typed_from_json<E: Experiment>(experiment: &E, json: &str) -> Result<E::Cell, BenchError> {
+    serde_json::from_str(json).map_err(|e| BenchError::BadCell {
+        experiment: Experiment::name(experiment).into(),
+        cell: json.into(),
+        expected: format!("the JSON of one of its cells ({e})"),
+    })
 }

@@ -7,6 +7,13 @@ use crate::bench::report::experiment::BenchError;
 use crate::bench::report::machine::Machine;
 use crate::bench::report::record::{Record, to_csv};
 
+/// A run's records, machine and method, in the folder `bench --out DIR` writes.
+pub const RESULTS_FILE: &str = "results.json";
+
+/// The version of [`RESULTS_FILE`]'s layout this program writes and reads. Runs written before
+/// it was recorded have none, and are this version.
+pub const RESULTS_FORMAT: u64 = 1;
+
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BenchError> {
     let unwritable = |e: std::io::Error| BenchError::Unwritable {
         path: path.display().to_string(),
@@ -56,6 +63,7 @@ pub fn write_report(
     plots: Vec<(String, String)>,
 ) -> Result<Vec<String>, BenchError> {
     let json = serde_json::json!({
+        "format": RESULTS_FORMAT,
         "command": report.command,
         "machine": report.machine,
         "method": report.method,
@@ -76,7 +84,7 @@ pub fn write_report(
             to_csv(&report.records).into_bytes(),
         ),
         (
-            "results.json".to_string(),
+            RESULTS_FILE.to_string(),
             serde_json::to_vec_pretty(&json).expect("report serializes"),
         ),
     ];
@@ -108,7 +116,7 @@ pub struct SavedRun {
     pub skipped: std::collections::BTreeMap<String, String>,
 }
 
-/// Reads a run's `results.json` back.
+/// Reads a run's `results.json` back; one of another format is an error that says so.
 pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
     let unreadable = |reason: String| BenchError::Unwritable {
         path: json_path.display().to_string(),
@@ -117,8 +125,20 @@ pub fn read_results(json_path: &Path) -> Result<SavedRun, BenchError> {
     let text = std::fs::read_to_string(json_path).map_err(|e| unreadable(e.to_string()))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-    let records = serde_json::from_value(value["records"].clone())
-        .map_err(|e| unreadable(format!("not a results.json: {e}")))?;
+    match &value["format"] {
+        serde_json::Value::Null => {}
+        format if format.as_u64() == Some(RESULTS_FORMAT) => {}
+        format => {
+            return Err(unreadable(format!(
+                "a results.json of format {format}; this entity-layouts reads format {RESULTS_FORMAT} (and runs written before the format was recorded)"
+            )));
+        }
+    }
+    let records = serde_json::from_value(value["records"].clone()).map_err(|e| {
+        unreadable(format!(
+            "not a results.json of format {RESULTS_FORMAT}: its records do not read ({e})"
+        ))
+    })?;
     Ok(SavedRun {
         records,
         machine: serde_json::from_value(value["machine"].clone()).ok(),

@@ -4,7 +4,12 @@
 //! order, so no layout needs an id -> index map for this; spawning includes seeding the new
 //! entities (the same cost everywhere).
 
-use crate::bench::report::experiment::Cell;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::measure;
@@ -18,7 +23,26 @@ pub struct Churn;
 
 const NAME: &str = "churn";
 
+/// The one cell: every layout, one after the other, in one process (`all`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EveryLayout;
+
+impl fmt::Display for EveryLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("all")
+    }
+}
+
+impl FromStr for EveryLayout {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "all", |text| (text == "all").then_some(EveryLayout))
+    }
+}
+
 impl Experiment for Churn {
+    type Cell = EveryLayout;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -35,14 +59,11 @@ impl Experiment for Churn {
         Narrows::LAYOUTS
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        vec!["all".into()]
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<EveryLayout> {
+        vec![EveryLayout]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        if cell != "all" {
-            return Err(Cell::new(NAME, cell).bad("all"));
-        }
+    fn run_cell(&self, cfg: &BenchConfig, _: &EveryLayout) -> Result<Vec<Record>, BenchError> {
         let (base, k) = cfg.pick((100_000, 10_000), (20_000, 2_000));
         let mut out = Vec::new();
         for kind in cfg.layouts_of(&LayoutKind::CPU) {

@@ -4,8 +4,8 @@
 //! counters exist. Real (the PMU) and simulated (cachegrind, pinned geometry) figures are kept
 //! apart: each record says which in its `param`, each table holds one kind.
 
+use crate::bench::kit::cells::LayoutAtCount;
 use crate::bench::report::child::this_binary;
-use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::metric::Metric;
@@ -30,6 +30,8 @@ pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 impl Experiment for Counters {
+    type Cell = LayoutAtCount;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -42,11 +44,11 @@ impl Experiment for Counters {
         "Counters: why, per entity per frame (real PMU counters and cachegrind's simulated ones)"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<LayoutAtCount> {
         let mut cells = Vec::new();
         for n in default_counts(cfg) {
-            for kind in cfg.layouts_of(&LayoutKind::CPU) {
-                cells.push(format!("{kind}:n={n}"));
+            for layout in cfg.layouts_of(&LayoutKind::CPU) {
+                cells.push(LayoutAtCount { layout, n });
             }
         }
         cells
@@ -56,11 +58,12 @@ impl Experiment for Counters {
         Narrows::BOTH
     }
 
-    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let c = Cell::new(NAME, cell);
-        let [layout, count] = c.parts::<2>("<layout>:n=<count>")?;
-        let kind: LayoutKind = layout.parse().map_err(|_| c.bad("<layout>:n=<count>"))?;
-        let n: usize = Cell::new(NAME, count).value("n=", "")?;
+    fn run_cell(
+        &self,
+        _cfg: &BenchConfig,
+        cell: &LayoutAtCount,
+    ) -> Result<Vec<Record>, BenchError> {
+        let LayoutAtCount { layout: kind, n } = *cell;
         let spec = FrameSpec::for_count(kind, n);
         let base = |what: &str| Record::new(NAME, what, "f32", n);
         let mut out = Vec::new();
@@ -81,7 +84,7 @@ impl Experiment for Counters {
             Err(reason) => out.push(unavailable(kind, n, REAL, &reason)),
         }
 
-        let exe = this_binary(NAME, cell)?;
+        let exe = this_binary(NAME, &cell.to_string())?;
         match cachegrind::count(&exe, &spec, &cachegrind::PINNED) {
             Ok(sim) => {
                 out.extend(records(kind, n, SIMULATED, &sim.per_entity));
@@ -371,9 +374,9 @@ mod tests {
         let cfg = BenchConfig::new(true);
         let cells = Counters.cells(&cfg, &[]);
         assert_eq!(cells.len(), LayoutKind::CPU.len());
-        assert!(cells.contains(&"dyn-12:n=10000".to_string()));
+        assert!(cells.contains(&"dyn-12:n=10000".parse().unwrap()));
         for bad in ["soa", "nope:n=10", "soa:n=x", "soa:10"] {
-            assert!(Counters.run_cell(&cfg, bad).is_err(), "{bad}");
+            assert!(bad.parse::<LayoutAtCount>().is_err(), "{bad}");
         }
     }
 

@@ -12,15 +12,18 @@
 //! instructions per entity per frame of every program, C++ and Rust alike. Without a compiler
 //! the experiment says why and skips, as `js` does without Node.
 
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::process::Command;
+use std::str::FromStr;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::kit::frames::frame_stats_on;
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
 use crate::bench::report::child::{instructions_record, this_binary};
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::Stats;
 use crate::bench::report::metric::Metric;
@@ -52,8 +55,9 @@ const NO_COMPILER: &str = "no-compiler";
 const COMPILERS: [&str; 3] = ["c++", "g++", "clang++"];
 
 /// The two sets of flags the programs are built with.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Flags {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flags {
     /// The article's: `-O2 -march=native`.
     Native,
     /// What a shipped binary may assume: `-O2`.
@@ -97,6 +101,94 @@ impl Flags {
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.counts_or(cfg.pick(vec![10_000, 1_000_000, 10_000_000], vec![10_000]))
+}
+
+/// A cell: one program or layout timed at a count in fresh process `rep`, one counted under
+/// cachegrind, or the one cell of a machine without a compiler. `program` is one of
+/// [`PROGRAMS`], `layout` one of [`RUST_LAYOUTS`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Work {
+    /// No C++ compiler: the cell records why (`no-compiler`).
+    NoCompiler,
+    /// `cpp:<flags>:<program>:<n>:<rep>`.
+    Cpp {
+        flags: Flags,
+        program: String,
+        n: usize,
+        rep: usize,
+    },
+    /// `rust:<flags>:<layout>:<n>:<rep>`.
+    Rust {
+        flags: Flags,
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        n: usize,
+        rep: usize,
+    },
+    /// `count:<flags>:<program>`.
+    CountCpp { flags: Flags, program: String },
+    /// `count:<flags>:rust`: every Rust layout.
+    CountRust { flags: Flags },
+}
+
+impl fmt::Display for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Work::NoCompiler => f.write_str(NO_COMPILER),
+            Work::Cpp {
+                flags,
+                program,
+                n,
+                rep,
+            } => write!(f, "cpp:{}:{program}:{n}:{rep}", flags.name()),
+            Work::Rust {
+                flags,
+                layout,
+                n,
+                rep,
+            } => write!(f, "rust:{}:{layout}:{n}:{rep}", flags.name()),
+            Work::CountCpp { flags, program } => write!(f, "count:{}:{program}", flags.name()),
+            Work::CountRust { flags } => write!(f, "count:{}:rust", flags.name()),
+        }
+    }
+}
+
+impl FromStr for Work {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = "no-compiler, cpp:<native|baseline>:<program>:<n>:<rep>, rust:<flags>:<layout>:<n>:<rep> or count:<flags>:<program|rust>";
+        read_cell(text, expected, |text| {
+            if text == NO_COMPILER {
+                return Some(Work::NoCompiler);
+            }
+            let program = |name: &str| PROGRAMS.contains(&name).then(|| name.to_string());
+            if let Some([flags, name, n, rep]) = holes(text, "cpp:{}:{}:{}:{}") {
+                return Some(Work::Cpp {
+                    flags: Flags::parse(flags)?,
+                    program: program(name)?,
+                    n: n.parse().ok()?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            if let Some([flags, layout, n, rep]) = holes(text, "rust:{}:{}:{}:{}") {
+                return Some(Work::Rust {
+                    flags: Flags::parse(flags)?,
+                    layout: layout.parse().ok().filter(|k| RUST_LAYOUTS.contains(k))?,
+                    n: n.parse().ok()?,
+                    rep: rep.parse().ok()?,
+                });
+            }
+            let [flags, what] = holes(text, "count:{}:{}")?;
+            let flags = Flags::parse(flags)?;
+            match what {
+                "rust" => Some(Work::CountRust { flags }),
+                name => Some(Work::CountCpp {
+                    flags,
+                    program: program(name)?,
+                }),
+            }
+        })
+    }
 }
 
 fn reps(cfg: &BenchConfig) -> usize {
@@ -374,6 +466,8 @@ fn short_reason(param: &str) -> String {
 }
 
 impl Experiment for Cpp {
+    type Cell = Work;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -390,68 +484,72 @@ impl Experiment for Cpp {
         Narrows::COUNTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Work> {
         if let Err(why) = compiler() {
             eprintln!("cpp: skipped: {why}");
-            return vec![NO_COMPILER.into()];
+            return vec![Work::NoCompiler];
         }
         let mut cells = Vec::new();
         for flags in Flags::BOTH {
             for n in counts(cfg) {
                 for rep in 0..reps(cfg) {
                     for program in PROGRAMS {
-                        cells.push(format!("cpp:{}:{program}:{n}:{rep}", flags.name()));
+                        let program = program.to_string();
+                        cells.push(Work::Cpp {
+                            flags,
+                            program,
+                            n,
+                            rep,
+                        });
                     }
-                    for kind in RUST_LAYOUTS {
+                    for layout in RUST_LAYOUTS {
                         // dyn-1 has no SIMD kernels: it runs once, with the baseline.
-                        if kind.has_simd_kernels() || flags == Flags::Baseline {
-                            cells.push(format!("rust:{}:{kind}:{n}:{rep}", flags.name()));
+                        if layout.has_simd_kernels() || flags == Flags::Baseline {
+                            cells.push(Work::Rust {
+                                flags,
+                                layout,
+                                n,
+                                rep,
+                            });
                         }
                     }
                 }
             }
             for program in PROGRAMS {
-                cells.push(format!("count:{}:{program}", flags.name()));
+                let program = program.to_string();
+                cells.push(Work::CountCpp { flags, program });
             }
-            cells.push(format!("count:{}:rust", flags.name()));
+            cells.push(Work::CountRust { flags });
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "no-compiler, cpp:<native|baseline>:<program>:<n>:<rep>, rust:<flags>:<layout>:<n>:<rep> or count:<flags>:<program|rust>";
-        let c = Cell::new(NAME, cell);
-        if cell == NO_COMPILER {
-            let why = compiler()
-                .err()
-                .unwrap_or_else(|| "a compiler was found".into());
-            return Ok(vec![Record::new(NAME, "c++", "f32", 0).param(why).value(
-                Metric::Unavailable,
-                "cells",
-                1.0,
-            )]);
-        }
-        let parts: Vec<&str> = cell.split(':').collect();
-        let flags = parts
-            .get(1)
-            .and_then(|f| Flags::parse(f))
-            .ok_or_else(|| c.bad(expected))?;
-        let number = |text: &str| text.parse::<usize>().map_err(|_| c.bad(expected));
-        match parts.as_slice() {
-            ["cpp", _, program, n, rep] if PROGRAMS.contains(program) => {
-                cpp_cell(cell, flags, program, number(n)?, number(rep)?)
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Work) -> Result<Vec<Record>, BenchError> {
+        match cell {
+            Work::NoCompiler => {
+                let why = compiler()
+                    .err()
+                    .unwrap_or_else(|| "a compiler was found".into());
+                Ok(vec![Record::new(NAME, "c++", "f32", 0).param(why).value(
+                    Metric::Unavailable,
+                    "cells",
+                    1.0,
+                )])
             }
-            ["rust", _, layout, n, rep] => {
-                let kind = layout
-                    .parse::<LayoutKind>()
-                    .ok()
-                    .filter(|k| RUST_LAYOUTS.contains(k))
-                    .ok_or_else(|| c.bad(expected))?;
-                rust_cell(cfg, flags, kind, number(n)?, number(rep)?)
-            }
-            ["count", _, "rust"] => rust_count_cell(flags),
-            ["count", _, program] if PROGRAMS.contains(program) => Ok(count_cell(flags, program)),
-            _ => Err(c.bad(expected)),
+            Work::Cpp {
+                flags,
+                program,
+                n,
+                rep,
+            } => cpp_cell(&cell.to_string(), *flags, program, *n, *rep),
+            Work::Rust {
+                flags,
+                layout,
+                n,
+                rep,
+            } => rust_cell(cfg, *flags, *layout, *n, *rep),
+            Work::CountRust { flags } => rust_count_cell(*flags),
+            Work::CountCpp { flags, program } => Ok(count_cell(*flags, program)),
         }
     }
 
@@ -586,7 +684,7 @@ mod tests {
     #[test]
     fn cells_cover_both_flags_every_program_and_count() {
         let cfg = BenchConfig::new(true);
-        let cells = Cpp.cells(&cfg, &[]);
+        let cells: Vec<String> = Cpp.cells(&cfg, &[]).iter().map(Work::to_string).collect();
         if cells == [NO_COMPILER] {
             return;
         }
@@ -601,14 +699,14 @@ mod tests {
 
     #[test]
     fn bad_cells_name_what_is_accepted() {
-        let cfg = BenchConfig::new(true);
         for cell in [
             "cpp:fast:soa:10:0",
             "cpp:native:linked-list:10:0",
             "rust:native:boxed:10:0",
+            "count:native:rust:1",
             "x",
         ] {
-            let err = Cpp.run_cell(&cfg, cell).unwrap_err().to_string();
+            let err = cell.parse::<Work>().unwrap_err().to_string();
             assert!(err.contains("cpp:<native|baseline>"), "{cell}: {err}");
         }
     }

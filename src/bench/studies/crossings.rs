@@ -4,8 +4,13 @@
 //! objects). Each search starts from the bracket the layout sweep found and bisects it in log
 //! space, building a fresh population at every probe. In `f64`, the study's scalar.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
 use crate::bench::kit::frames::frame_stats;
-use crate::bench::report::experiment::Cell;
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, table};
 use crate::bench::report::metric::Metric;
@@ -19,6 +24,50 @@ use crate::workload::BUDGET_MS;
 pub struct Crossings;
 
 const NAME: &str = "crossings";
+
+/// A cell: one search, in the bracket `lo..hi` the layout sweep found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Search {
+    /// Where SoA's saving over boxed entities reaches 1 ms: `saving:<lo>:<hi>`.
+    Saving { lo: usize, hi: usize },
+    /// Where `layout` breaks the frame budget: `budget:<layout>:<lo>:<hi>`.
+    Budget {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        lo: usize,
+        hi: usize,
+    },
+}
+
+impl fmt::Display for Search {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Search::Saving { lo, hi } => write!(f, "saving:{lo}:{hi}"),
+            Search::Budget { layout, lo, hi } => write!(f, "budget:{layout}:{lo}:{hi}"),
+        }
+    }
+}
+
+impl FromStr for Search {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = "saving:<lo>:<hi> or budget:<layout>:<lo>:<hi>";
+        read_cell(text, expected, |text| {
+            if let Some([lo, hi]) = holes(text, "saving:{}:{}") {
+                return Some(Search::Saving {
+                    lo: lo.parse().ok()?,
+                    hi: hi.parse().ok()?,
+                });
+            }
+            let [layout, lo, hi] = holes(text, "budget:{}:{}:{}")?;
+            Some(Search::Budget {
+                layout: layout.parse().ok()?,
+                lo: lo.parse().ok()?,
+                hi: hi.parse().ok()?,
+            })
+        })
+    }
+}
 
 /// The sweep's bracket `(last n below, first n at or above)` for `f(n) >= 0`, if it crosses.
 fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, usize)> {
@@ -60,6 +109,8 @@ pub fn bisect(
 }
 
 impl Experiment for Crossings {
+    type Cell = Search;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -76,32 +127,28 @@ impl Experiment for Crossings {
         Narrows::BOTH
     }
 
-    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<Search> {
         let counts = default_counts(cfg);
         let mut cells = Vec::new();
         let saving = |n| Some(ms(prior, "boxed", n)? - ms(prior, "soa", n)? - 1.0);
         if let Some((lo, hi)) = bracket(&counts, saving) {
-            cells.push(format!("saving:{lo}:{hi}"));
+            cells.push(Search::Saving { lo, hi });
         }
-        for kind in cfg.layouts_of(&LayoutKind::CPU) {
-            let over = |n| Some(ms(prior, kind.name(), n)? - BUDGET_MS);
+        for layout in cfg.layouts_of(&LayoutKind::CPU) {
+            let over = |n| Some(ms(prior, layout.name(), n)? - BUDGET_MS);
             if let Some((lo, hi)) = bracket(&counts, over) {
-                cells.push(format!("budget:{kind}:{lo}:{hi}"));
+                cells.push(Search::Budget { layout, lo, hi });
             }
         }
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let cell = Cell::new(NAME, cell);
-        let parts: Vec<&str> = cell.text.split(':').collect();
-        let expected = "saving:<lo>:<hi> or budget:<layout>:<lo>:<hi>";
-        let num = |s: &str| cell.number::<usize>(s, expected);
+    fn run_cell(&self, cfg: &BenchConfig, search: &Search) -> Result<Vec<Record>, BenchError> {
         let probes = cfg.pick(6, 2);
         let method = cfg.method;
-        match parts.as_slice() {
-            ["saving", lo, hi] => {
-                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
+        match *search {
+            Search::Saving { lo, hi } => {
+                let (lo, hi) = bisect(lo, hi, probes, |n| {
                     let boxed = frame_stats::<f64>(LayoutKind::Boxed, n, Threads::One, &method)?;
                     let soa = frame_stats::<f64>(LayoutKind::Soa, n, Threads::One, &method)?;
                     Ok(boxed.p50 - soa.p50 - 1.0)
@@ -112,9 +159,12 @@ impl Experiment for Crossings {
                         .value(Metric::SavingReaches1msAt, "entities", hi as f64),
                 ])
             }
-            ["budget", layout, lo, hi] => {
-                let kind = layout.parse::<LayoutKind>()?;
-                let (lo, hi) = bisect(num(lo)?, num(hi)?, probes, |n| {
+            Search::Budget {
+                layout: kind,
+                lo,
+                hi,
+            } => {
+                let (lo, hi) = bisect(lo, hi, probes, |n| {
                     Ok(frame_stats::<f64>(kind, n, Threads::One, &method)?.p50 - BUDGET_MS)
                 })?;
                 Ok(vec![
@@ -123,7 +173,6 @@ impl Experiment for Crossings {
                         .value(Metric::BreaksBudgetAt, "entities", hi as f64),
                 ])
             }
-            _ => Err(cell.bad(expected)),
         }
     }
 

@@ -4,11 +4,15 @@
 //! only the matching entities; and Bevy's archetype (`Query` with a `With<Tagged>` filter), which
 //! packs the matching entities into their own table. ns per matched entity.
 
+use std::fmt;
+use std::str::FromStr;
+
 use bevy_ecs::prelude::{Component, With};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
 
-use crate::bench::report::experiment::Cell;
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{ms_and_ns, table};
 use crate::bench::report::harness::{Stats, measure};
@@ -27,6 +31,29 @@ const SHARES: [u32; 5] = [1, 10, 50, 90, 100];
 
 #[derive(Component)]
 struct Tagged;
+
+/// A cell: the share of entities tagged, in percent (1 to 100), `share=<percent>%`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Share {
+    pub percent: u32,
+}
+
+impl fmt::Display for Share {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "share={}%", self.percent)
+    }
+}
+
+impl FromStr for Share {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "share=<percent>%, 1 to 100", |text| {
+            let [percent] = holes(text, "share={}%")?;
+            let percent = percent.parse().ok().filter(|p| (1..=100).contains(p))?;
+            Some(Share { percent })
+        })
+    }
+}
 
 fn mask(n: usize, percent: u32) -> Vec<bool> {
     let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ u64::from(percent));
@@ -139,6 +166,8 @@ fn run_share(cfg: &BenchConfig, n: usize, percent: u32) -> Vec<(&'static str, St
 }
 
 impl Experiment for Filtered {
+    type Cell = Share;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -151,16 +180,15 @@ impl Experiment for Filtered {
         "Filtered iteration: move only the entities that have a component"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        SHARES.iter().map(|p| format!("share={p}%")).collect()
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Share> {
+        SHARES.map(|percent| Share { percent }).to_vec()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, share: &Share) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(1_000_000, 100_000);
-        let percent: u32 = Cell::new(NAME, cell).value("share=", "%")?;
         let mut out = Vec::new();
-        for (layout, stats, matched) in run_share(cfg, n, percent) {
-            let rec = Record::new(NAME, layout, "f32", n).param(cell);
+        for (layout, stats, matched) in run_share(cfg, n, share.percent) {
+            let rec = Record::new(NAME, layout, "f32", n).param(share.to_string());
             out.push(rec.clone().with(Metric::PassMs, "ms", stats));
             out.push(rec.with(
                 Metric::NsPerMatched,

@@ -7,11 +7,15 @@
 //! other, which separates the memory effect of fragmentation from the per-archetype cost of the
 //! query.
 
+use std::fmt;
+use std::str::FromStr;
+
 use bevy_ecs::component::{Component, Mutable, StorageType};
 use bevy_ecs::world::EntityWorldMut;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::Cell;
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::measure;
@@ -94,7 +98,33 @@ fn chunks_pass(
     })
 }
 
+/// A cell: the entities spread over this many archetypes (1 to 8192: the sets of 13 markers),
+/// `archetypes=<count>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spread {
+    pub archetypes: usize,
+}
+
+impl fmt::Display for Spread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "archetypes={}", self.archetypes)
+    }
+}
+
+impl FromStr for Spread {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "archetypes=<count>, 1 to 8192", |text| {
+            let [count] = holes(text, "archetypes={}")?;
+            let archetypes = count.parse().ok().filter(|a| (1..=1 << 13).contains(a))?;
+            Some(Spread { archetypes })
+        })
+    }
+}
+
 impl Experiment for Fragmentation {
+    type Cell = Spread;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -107,16 +137,13 @@ impl Experiment for Fragmentation {
         "Fragmentation: the same entities split across A archetypes"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        ARCHETYPES
-            .iter()
-            .map(|a| format!("archetypes={a}"))
-            .collect()
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Spread> {
+        ARCHETYPES.map(|archetypes| Spread { archetypes }).to_vec()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Spread) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(500_000, 50_000);
-        let archetypes: usize = Cell::new(NAME, cell).value("archetypes=", "")?;
+        let archetypes = cell.archetypes;
         let mut layout = EcsLayout::<f32>::table();
         let states = fill_seeded(&mut layout, n);
         let entities = layout.entities().to_vec();
@@ -143,7 +170,7 @@ impl Experiment for Fragmentation {
             ("ecs-table", stats),
             ("soa-chunks", chunks_pass(cfg, chunks, dt)),
         ] {
-            let rec = Record::new(NAME, layout, "f32", n).param(cell);
+            let rec = Record::new(NAME, layout, "f32", n).param(cell.to_string());
             out.push(rec.clone().with(Metric::PassMs, "ms", stats));
             out.push(rec.with(Metric::NsPerEntity, "ns", stats.scaled(1e6 / n as f64)));
         }

@@ -13,12 +13,14 @@
 //! Each cell is one `node` process, as the study ran each count in its own. Without `node` on
 //! PATH the experiment records why and skips; nothing else needs Node.
 
+use std::fmt;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
@@ -45,6 +47,50 @@ const WIDTH_LAYOUTS: [&str; 5] = [
 ];
 /// Twenty columns of this many doubles fit in a 1 MiB L2 (640 KiB): the in-cache control.
 const IN_CACHE_N: usize = 4096;
+
+/// A cell: one run of the script, or the one cell of a machine without Node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Script {
+    /// Node cannot be run: the cell records why (`no-node`).
+    NoNode,
+    /// The frame's layouts at `n` entities: `layouts:n=<count>`.
+    Layouts { n: usize },
+    /// The width reversal for one of [`WIDTH_LAYOUTS`]: `width:<layout>:n=<count>`.
+    Width { layout: String, n: usize },
+}
+
+impl fmt::Display for Script {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Script::NoNode => f.write_str(NO_NODE),
+            Script::Layouts { n } => write!(f, "layouts:n={n}"),
+            Script::Width { layout, n } => write!(f, "width:{layout}:n={n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Script {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = format!(
+            "{NO_NODE}, layouts:n=<count> or width:<layout>:n=<count>, a layout of {}",
+            WIDTH_LAYOUTS.join(", ")
+        );
+        read_cell(text, &expected, |text| {
+            if text == NO_NODE {
+                return Some(Script::NoNode);
+            }
+            if let Some([n]) = holes(text, "layouts:n={}") {
+                return Some(Script::Layouts { n: n.parse().ok()? });
+            }
+            let [layout, n] = holes(text, "width:{}:n={}")?;
+            Some(Script::Width {
+                layout: WIDTH_LAYOUTS.contains(&layout).then(|| layout.into())?,
+                n: n.parse().ok()?,
+            })
+        })
+    }
+}
 
 /// `node --version`, or why Node cannot be run.
 pub fn node_version() -> Result<String, String> {
@@ -135,6 +181,8 @@ fn run_script(cfg: &BenchConfig, cell: &str, args: &[String]) -> Result<Vec<Reco
 }
 
 impl Experiment for Js {
+    type Cell = Script;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -147,48 +195,43 @@ impl Experiment for Js {
         "The JS study on this machine: V8 beside Rust on the same CPU"
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Script> {
         if let Err(why) = node_version() {
             eprintln!("js: skipped: {why}");
-            return vec![NO_NODE.into()];
+            return vec![Script::NoNode];
         }
-        let mut cells: Vec<String> = frame_counts(cfg)
+        let mut cells: Vec<Script> = frame_counts(cfg)
             .into_iter()
-            .map(|n| format!("layouts:n={n}"))
+            .map(|n| Script::Layouts { n })
             .collect();
         let n = width_n(cfg);
-        cells.extend(WIDTH_LAYOUTS.iter().map(|l| format!("width:{l}:n={n}")));
-        cells.push(format!("width:soa-columns:n={IN_CACHE_N}"));
+        cells.extend(WIDTH_LAYOUTS.iter().map(|layout| Script::Width {
+            layout: layout.to_string(),
+            n,
+        }));
+        cells.push(Script::Width {
+            layout: "soa-columns".into(),
+            n: IN_CACHE_N,
+        });
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let expected = "no-node, layouts:n=<count> or width:<layout>:n=<count>";
-        let c = Cell::new(NAME, cell);
-        if cell == NO_NODE {
-            let why = node_version()
-                .err()
-                .unwrap_or_else(|| "node was found".into());
-            return Ok(vec![Record::new(NAME, "node", "f64", 0).param(why).value(
-                Metric::Unavailable,
-                "cells",
-                1.0,
-            )]);
-        }
-        let count = |text: &str| {
-            text.strip_prefix("n=")
-                .and_then(|n| n.parse::<usize>().ok())
-                .ok_or_else(|| c.bad(expected))
-        };
-        let parts: Vec<&str> = cell.split(':').collect();
-        let args: Vec<String> = match parts.as_slice() {
-            ["layouts", n] => vec!["layouts".into(), count(n)?.to_string()],
-            ["width", layout, n] if WIDTH_LAYOUTS.contains(layout) => {
-                vec!["width".into(), layout.to_string(), count(n)?.to_string()]
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Script) -> Result<Vec<Record>, BenchError> {
+        let args: Vec<String> = match cell {
+            Script::NoNode => {
+                let why = node_version()
+                    .err()
+                    .unwrap_or_else(|| "node was found".into());
+                return Ok(vec![Record::new(NAME, "node", "f64", 0).param(why).value(
+                    Metric::Unavailable,
+                    "cells",
+                    1.0,
+                )]);
             }
-            _ => return Err(c.bad(expected)),
+            Script::Layouts { n } => vec!["layouts".into(), n.to_string()],
+            Script::Width { layout, n } => vec!["width".into(), layout.clone(), n.to_string()],
         };
-        run_script(cfg, cell, &args)
+        run_script(cfg, &cell.to_string(), &args)
     }
 
     fn render(&self, cfg: &BenchConfig, mine: &[Record], all: &[Record]) -> String {
@@ -414,10 +457,9 @@ mod tests {
 
     #[test]
     fn bad_cells_name_what_is_accepted() {
-        let cfg = BenchConfig::new(true);
         for cell in ["width:nope:n=10", "layouts:n=x", "layouts", "width:aos"] {
-            let err = Js.run_cell(&cfg, cell).unwrap_err().to_string();
-            assert!(err.contains(cell), "{err}");
+            let err = cell.parse::<Script>().unwrap_err().to_string();
+            assert!(err.contains(cell) && err.contains("soa-shared"), "{err}");
         }
     }
 }

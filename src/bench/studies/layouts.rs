@@ -3,8 +3,8 @@
 //! speedup against `Vec<Box<Entity>>` beside it; the JS study's and the C++ article's figures
 //! beside ours where they gave one.
 
+use crate::bench::kit::cells::Count;
 use crate::bench::kit::frames::frame_stats;
-use crate::bench::report::experiment::Cell;
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table, vs_study};
 use crate::bench::report::metric::Metric;
@@ -40,6 +40,8 @@ fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, Benc
 }
 
 impl Experiment for Layouts {
+    type Cell = Count;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -56,15 +58,14 @@ impl Experiment for Layouts {
         Narrows::BOTH
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Count> {
         default_counts(cfg)
             .into_iter()
-            .map(|n| format!("n={n}"))
+            .map(|n| Count { n })
             .collect()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
         // At 10M, f64 only: the crossings bracket their searches with it, and both sweeps there
         // took 189 s of this experiment's 225 s (docs/runs/bench-first-try); f32 at 10M is
         // `order`'s and `headline`'s.

@@ -5,7 +5,12 @@
 //! population, measured by the OS). Each layout is built in its own child process so the heap of
 //! one does not flatter or tax the next.
 
-use crate::bench::report::experiment::Cell;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::metric::Metric;
@@ -33,6 +38,33 @@ pub fn modelled_if(kind: LayoutKind, figure: String) -> String {
 
 const NAME: &str = "memory";
 
+/// A cell: one layout built with `n` entities in a process of its own, `<layout>:<entities>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Built {
+    #[serde(with = "by_name")]
+    pub layout: LayoutKind,
+    pub n: usize,
+}
+
+impl fmt::Display for Built {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.layout, self.n)
+    }
+}
+
+impl FromStr for Built {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "<layout>:<entities>", |text| {
+            let [layout, n] = holes(text, "{}:{}")?;
+            Some(Built {
+                layout: layout.parse().ok()?,
+                n: n.parse().ok()?,
+            })
+        })
+    }
+}
+
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
     // 1M, the JS study's count; at 10M every layout held within 7% of its bytes per entity at
     // 1M (docs/runs/suite).
@@ -40,6 +72,8 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 impl Experiment for Memory {
+    type Cell = Built;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -56,21 +90,21 @@ impl Experiment for Memory {
         Narrows::BOTH
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Built> {
         let mut cells = Vec::new();
         for n in counts(cfg) {
-            for kind in cfg.layouts_of(&LayoutKind::CPU) {
-                cells.push(format!("{kind}:{n}"));
+            for layout in cfg.layouts_of(&LayoutKind::CPU) {
+                cells.push(Built { layout, n });
             }
         }
         cells
     }
 
-    fn run_cell(&self, _cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let cell = Cell::new(NAME, cell);
-        let [layout, n] = cell.parts("<layout>:<entities>")?;
-        let kind = layout.parse::<LayoutKind>()?;
-        let n: usize = cell.number(n, "<layout>:<entities>")?;
+    fn run_cell(
+        &self,
+        _cfg: &BenchConfig,
+        &Built { layout: kind, n }: &Built,
+    ) -> Result<Vec<Record>, BenchError> {
         crate::threads::pool();
         let before = resident_bytes();
         let swarm = Swarm::<f32>::with_count(kind, SEED, n)?;

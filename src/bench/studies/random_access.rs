@@ -11,13 +11,17 @@
 //! overrun the TLB's reach, and every field of a lookup pays a page walk.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
 
 use crate::bench::kit::chunked::ChunkedFields;
 use crate::bench::kit::seeded::fill_seeded;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::cell::{CellTextError, holes, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -226,7 +230,55 @@ macro_rules! with_width {
     };
 }
 
+/// A cell: lookups into one store. `fields` is a width of [`WIDTHS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Lookups {
+    /// Boxed, SoA, AoS and chunks of `fields` fields: `fields=<width>`.
+    Fields(usize),
+    /// SoA and AoS of `fields` fields on huge pages: `huge-pages:fields=<width>`.
+    HugePages(usize),
+    /// A hash map of boxes: `hashmap`.
+    Hashmap,
+    /// Bevy's `Query::get` and `World::get`: `ecs`.
+    Ecs,
+}
+
+impl fmt::Display for Lookups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lookups::Fields(fields) => write!(f, "fields={fields}"),
+            Lookups::HugePages(fields) => write!(f, "huge-pages:fields={fields}"),
+            Lookups::Hashmap => f.write_str("hashmap"),
+            Lookups::Ecs => f.write_str("ecs"),
+        }
+    }
+}
+
+impl FromStr for Lookups {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        let expected = format!(
+            "fields=<width>, huge-pages:fields=<width>, hashmap or ecs, a width of {WIDTHS:?}"
+        );
+        read_cell(text, &expected, |text| {
+            let width = |form| {
+                let [f] = holes(text, form)?;
+                f.parse().ok().filter(|f| WIDTHS.contains(f))
+            };
+            match text {
+                "hashmap" => Some(Lookups::Hashmap),
+                "ecs" => Some(Lookups::Ecs),
+                _ => width("fields={}")
+                    .map(Lookups::Fields)
+                    .or_else(|| width("huge-pages:fields={}").map(Lookups::HugePages)),
+            }
+        })
+    }
+}
+
 impl Experiment for RandomAccess {
+    type Cell = Lookups;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -239,15 +291,15 @@ impl Experiment for RandomAccess {
         "Random access: 200,000 lookups by id, ns per lookup"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        let mut cells: Vec<String> = WIDTHS.iter().map(|f| format!("fields={f}")).collect();
-        cells.extend(WIDTHS.iter().map(|f| format!("huge-pages:fields={f}")));
-        cells.push("hashmap".into());
-        cells.push("ecs".into());
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Lookups> {
+        let mut cells: Vec<Lookups> = WIDTHS.map(Lookups::Fields).to_vec();
+        cells.extend(WIDTHS.map(Lookups::HugePages));
+        cells.push(Lookups::Hashmap);
+        cells.push(Lookups::Ecs);
         cells
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, cell: &Lookups) -> Result<Vec<Record>, BenchError> {
         let n = cfg.pick(1_000_000, 100_000);
         let ids = random_ids(n);
         let per_lookup = 1e6 / LOOKUPS as f64;
@@ -256,18 +308,9 @@ impl Experiment for RandomAccess {
                 .param(format!("fields={fields}"))
                 .with(Metric::NsPerLookup, "ns", stats.scaled(per_lookup))
         };
-        let cell = Cell::new(NAME, cell);
-        let expected = "fields=<width>, huge-pages:fields=<width>, hashmap or ecs";
-        let width = |prefix: &str| {
-            cell.value::<usize>(prefix, "")
-                .ok()
-                .filter(|f| WIDTHS.contains(f))
-                .ok_or_else(|| cell.bad(expected))
-        };
-        Ok(match cell.text {
-            "hashmap" => vec![rec("hashmap-boxed", 6, hashmap(n, &ids, cfg))],
-            text if text.starts_with("huge-pages:") => {
-                let f = width("huge-pages:fields=")?;
+        Ok(match *cell {
+            Lookups::Hashmap => vec![rec("hashmap-boxed", 6, hashmap(n, &ids, cfg))],
+            Lookups::HugePages(f) => {
                 let (soa, aos, huge_bytes) = with_width!(f, huge, n, &ids, cfg)?;
                 vec![
                     rec("soa-huge-pages", f, soa),
@@ -281,15 +324,14 @@ impl Experiment for RandomAccess {
                         ),
                 ]
             }
-            "ecs" => {
+            Lookups::Ecs => {
                 let (query, world) = ecs(n, &ids, cfg);
                 vec![
                     rec("ecs-query-get", 8, query),
                     rec("ecs-world-get", 8, world),
                 ]
             }
-            _ => {
-                let f = width("fields=")?;
+            Lookups::Fields(f) => {
                 vec![
                     rec("boxed", f, with_width!(f, boxed, n, &ids, cfg)),
                     rec("soa", f, with_width!(f, soa, n, &ids, cfg)),

@@ -4,7 +4,8 @@
 //! pattern does not move the timings. Per layout, both populations are built once and measured in
 //! interleaved rounds (uniform, streams, uniform, ...); each round gives one ratio.
 
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment, Narrows};
+use crate::bench::kit::cells::Count;
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
 use crate::bench::report::harness::{Stats, measure};
 use crate::bench::report::metric::Metric;
@@ -24,6 +25,8 @@ fn count(cfg: &BenchConfig) -> usize {
 }
 
 impl Experiment for Spawn {
+    type Cell = Count;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -40,12 +43,11 @@ impl Experiment for Spawn {
         Narrows::LAYOUTS
     }
 
-    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        vec![format!("n={}", count(cfg))]
+    fn cells(&self, cfg: &BenchConfig, _prior: &[Record]) -> Vec<Count> {
+        vec![Count { n: count(cfg) }]
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, cell: &str) -> Result<Vec<Record>, BenchError> {
-        let n: usize = Cell::new(NAME, cell).value("n=", "")?;
+    fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
         let rounds = cfg.pick(7, 3);
         let method = cfg.method.per_round();
         let dt = Dt::default();

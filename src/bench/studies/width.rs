@@ -8,8 +8,14 @@
 //! The sums keep 8 independent accumulators (per lane, or per field for records) so the loop is
 //! bound by memory, not by the latency of one floating-point add chain.
 
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
 use crate::bench::kit::chunked::ChunkedFields;
-use crate::bench::report::experiment::{BenchConfig, BenchError, Cell, Experiment};
+use crate::bench::report::cell::{CellTextError, read_cell};
+use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment};
 use crate::bench::report::format::{fmt_num, table, vs_study};
 use crate::bench::report::harness::measure;
 use crate::bench::report::metric::Metric;
@@ -21,7 +27,44 @@ pub struct Width;
 const NAME: &str = "width";
 const FIELDS: usize = 20;
 const STREAMS: [usize; 9] = [1, 2, 4, 6, 8, 10, 12, 16, 20];
-const LAYOUTS: [&str; 4] = ["boxed", "soa", "aos", "chunks"];
+
+/// A cell: the shape the 20 fields are stored in, by its name in the records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    Boxed,
+    Soa,
+    Aos,
+    Chunks,
+}
+
+impl Shape {
+    const ALL: [Shape; 4] = [Shape::Boxed, Shape::Soa, Shape::Aos, Shape::Chunks];
+
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Boxed => "boxed",
+            Shape::Soa => "soa",
+            Shape::Aos => "aos",
+            Shape::Chunks => "chunks",
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Shape {
+    type Err = CellTextError;
+    fn from_str(text: &str) -> Result<Self, CellTextError> {
+        read_cell(text, "boxed, soa, aos or chunks", |text| {
+            Shape::ALL.into_iter().find(|s| s.name() == text)
+        })
+    }
+}
 
 type Row = [f64; FIELDS];
 
@@ -93,6 +136,8 @@ macro_rules! with_streams {
 }
 
 impl Experiment for Width {
+    type Cell = Shape;
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -105,11 +150,12 @@ impl Experiment for Width {
         "Width reversal: 20 fields, a read-only system summing S of them"
     }
 
-    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<String> {
-        LAYOUTS.iter().map(|l| l.to_string()).collect()
+    fn cells(&self, _cfg: &BenchConfig, _prior: &[Record]) -> Vec<Shape> {
+        Shape::ALL.to_vec()
     }
 
-    fn run_cell(&self, cfg: &BenchConfig, layout: &str) -> Result<Vec<Record>, BenchError> {
+    fn run_cell(&self, cfg: &BenchConfig, &shape: &Shape) -> Result<Vec<Record>, BenchError> {
+        let layout = shape.name();
         let n = cfg.pick(1_000_000, 100_000);
         let mut out = Vec::new();
         let mut record = |s: usize, stats: crate::bench::report::harness::Stats| {
@@ -118,11 +164,8 @@ impl Experiment for Width {
             out.push(base.clone().with(Metric::ReadMs, "ms", stats));
             out.push(base.with(Metric::NsPerElement, "ns", ns));
         };
-        match layout {
-            _ if !LAYOUTS.contains(&layout) => {
-                return Err(Cell::new(NAME, layout).bad(&LAYOUTS.join(", ")));
-            }
-            "soa" => {
+        match shape {
+            Shape::Soa => {
                 let columns: Vec<Vec<f64>> = (0..FIELDS)
                     .map(|f| (0..n).map(|i| value(i, f)).collect())
                     .collect();
@@ -133,7 +176,7 @@ impl Experiment for Width {
                     record(s, stats);
                 }
             }
-            "chunks" => {
+            Shape::Chunks => {
                 let chunks = ChunkedFields::<FIELDS>::new(n, value);
                 for s in STREAMS {
                     let stats = measure(&cfg.method, || {
@@ -142,7 +185,7 @@ impl Experiment for Width {
                     record(s, stats);
                 }
             }
-            "aos" => {
+            Shape::Aos => {
                 let rows: Vec<Row> = (0..n)
                     .map(|i| std::array::from_fn(|f| value(i, f)))
                     .collect();
@@ -153,7 +196,7 @@ impl Experiment for Width {
                     record(s, stats);
                 }
             }
-            _ => {
+            Shape::Boxed => {
                 let boxes: Vec<Box<Row>> = (0..n)
                     .map(|i| Box::new(std::array::from_fn(|f| value(i, f))))
                     .collect();
@@ -178,7 +221,7 @@ impl Experiment for Width {
         for s in STREAMS {
             let param = format!("streams={s}");
             let mut row = vec![s.to_string()];
-            for layout in LAYOUTS {
+            for layout in Shape::ALL.map(Shape::name) {
                 let ms = Query::metric(Metric::ReadMs)
                     .layout(layout)
                     .scalar("f64")
