@@ -453,6 +453,16 @@ impl LayoutKind {
         self.row().family.is_ecs()
     }
 
+    /// Whether this is a library's tuned form: an idiomatic sibling names it as its own.
+    pub fn is_tuned_form(self) -> bool {
+        TABLE.iter().any(|row| row.tuned == Some(self))
+    }
+
+    /// Every ECS library's layout, Bevy's and its peers', in the table's order.
+    pub fn ecs_layouts() -> Vec<LayoutKind> {
+        Self::CPU.into_iter().filter(|k| k.is_ecs()).collect()
+    }
+
     /// Whether this is the layout that lives on the GPU.
     pub fn is_gpu(self) -> bool {
         self.row().device
@@ -468,6 +478,26 @@ impl fmt::Display for LayoutKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ecs_layouts_and_the_tuned_forms_are_read_off_the_table() {
+        let ecs = LayoutKind::ecs_layouts();
+        assert_eq!(ecs.len(), 9, "Bevy's three and the peers' six");
+        assert!(ecs.iter().all(|k| k.row().family != Family::Arrays));
+        let tuned: Vec<LayoutKind> = LayoutKind::ALL
+            .into_iter()
+            .filter(|k| k.is_tuned_form())
+            .collect();
+        assert_eq!(
+            tuned,
+            [
+                LayoutKind::EcsContiguous,
+                LayoutKind::HecsTuned,
+                LayoutKind::FlecsTuned,
+                LayoutKind::ShipyardTuned,
+            ]
+        );
+    }
 
     #[test]
     fn every_kind_finds_its_own_row_and_names_are_unique_and_lowercase() {

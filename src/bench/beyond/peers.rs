@@ -35,7 +35,7 @@ use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short, spread};
 use crate::bench::studies::counters;
-use crate::layout::LayoutKind;
+use crate::layout::{Family, LayoutKind};
 use crate::memory::{release_to_os, resident_bytes};
 use crate::runtime::swarm::Swarm;
 use crate::simd::SimdTier;
@@ -48,25 +48,21 @@ use crate::workload::{Dt, EntityState, SpawnPattern, spawn_range};
 pub struct Peers;
 
 pub const NAME: &str = "peers";
-/// Bevy's three layouts, the peers' six, and our `soa`.
-pub const LAYOUTS: [LayoutKind; 10] = [
-    LayoutKind::EcsTable,
-    LayoutKind::EcsSparse,
-    LayoutKind::EcsContiguous,
-    LayoutKind::Hecs,
-    LayoutKind::HecsTuned,
-    LayoutKind::Flecs,
-    LayoutKind::FlecsTuned,
-    LayoutKind::Shipyard,
-    LayoutKind::ShipyardTuned,
-    LayoutKind::Soa,
-];
-/// The libraries' tuned forms the Bevy target is read against.
-const TUNED_PEERS: [LayoutKind; 3] = [
-    LayoutKind::HecsTuned,
-    LayoutKind::FlecsTuned,
-    LayoutKind::ShipyardTuned,
-];
+/// The ECS libraries' layouts (Bevy's three, the peers' six), and our `soa`, from the table of
+/// layouts.
+pub fn layouts() -> Vec<LayoutKind> {
+    let mut layouts = LayoutKind::ecs_layouts();
+    layouts.push(LayoutKind::Soa);
+    layouts
+}
+
+/// The other libraries' tuned forms, which the Bevy target is read against.
+fn tuned_peers() -> Vec<LayoutKind> {
+    LayoutKind::ecs_layouts()
+        .into_iter()
+        .filter(|k| k.is_tuned_form() && k.row().family != Family::Bevy)
+        .collect()
+}
 /// Fresh processes per figure: as many as `seek` takes, whose frames this experiment reads.
 const REPS: usize = 2;
 /// Where the instructions and misses are counted: past the L2 of today's machines, so the
@@ -153,7 +149,7 @@ impl Operation {
     }
 }
 
-/// A cell. Its layout is one of [`LAYOUTS`].
+/// A cell. Its layout is one of [`layouts`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Task {
     /// The frame at `n` on `threads`, in fresh process `rep`: `frame:<layout>:<n>:<1|all>:<rep>`.
@@ -218,7 +214,7 @@ impl FromStr for Task {
             let layout = |name: &str| {
                 name.parse::<LayoutKind>()
                     .ok()
-                    .filter(|k| LAYOUTS.contains(k))
+                    .filter(|k| layouts().contains(k))
             };
             if let Some([kind, n, threads, rep]) = holes(text, "frame:{}:{}:{}:{}") {
                 return Some(Task::Frame {
@@ -427,9 +423,9 @@ pub fn bevy_vs_fastest_peer(records: &[Record], n: usize) -> Option<(LayoutKind,
             .map(|r| (r.param.clone(), r.p50))
             .collect()
     };
-    let (peer, peer_frames) = TUNED_PEERS
-        .iter()
-        .map(|&kind| (kind, of(kind)))
+    let (peer, peer_frames) = tuned_peers()
+        .into_iter()
+        .map(|kind| (kind, of(kind)))
         .filter_map(|(kind, frames)| {
             let m = median(&frames.iter().map(|f| f.1).collect::<Vec<_>>())?;
             Some((kind, frames, m))
@@ -511,7 +507,7 @@ impl Experiment for Peers {
     }
 
     fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<Task> {
-        let layouts = cfg.layouts_of(&LAYOUTS);
+        let layouts = cfg.layouts_of(&layouts());
         let framed = frames(prior);
         let mut cells = Vec::new();
         for n in counts(cfg) {
@@ -615,15 +611,15 @@ impl Experiment for Peers {
         );
         for n in counts(cfg) {
             let best = |threads: &str| {
-                LAYOUTS
-                    .iter()
-                    .filter_map(|&kind| median(&processes(&framed, kind, n, threads)))
+                layouts()
+                    .into_iter()
+                    .filter_map(|kind| median(&processes(&framed, kind, n, threads)))
                     .fold(f64::INFINITY, f64::min)
             };
             let (best_one, best_all) = (best("1"), best("all"));
-            let rows: Vec<Vec<String>> = LAYOUTS
-                .iter()
-                .map(|&kind| {
+            let rows: Vec<Vec<String>> = layouts()
+                .into_iter()
+                .map(|kind| {
                     let one = processes(&framed, kind, n, "1");
                     let all = processes(&framed, kind, n, "all");
                     let vs = |values: &[f64], best: f64| {
@@ -651,9 +647,9 @@ impl Experiment for Peers {
             ));
             md.push('\n');
         }
-        let rows: Vec<Vec<String>> = LAYOUTS
-            .iter()
-            .map(|&kind| {
+        let rows: Vec<Vec<String>> = layouts()
+            .into_iter()
+            .map(|kind| {
                 let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
                 let counts = counted(all, kind, cfg.pick(COUNTED_N, 10_000));
                 vec![
@@ -713,7 +709,7 @@ impl Experiment for Peers {
                 ));
             }
         }
-        for kind in LAYOUTS {
+        for kind in layouts() {
             if let Some(how) = kind.parallel_note() {
                 md.push_str(&format!("- `{kind}` on all cores: {how}.\n"));
             }
@@ -733,11 +729,11 @@ mod tests {
         // soa has no markers: no fragmented or toggle cells.
         assert_eq!(
             cells.len(),
-            LAYOUTS.len() * 2 + 4 * LAYOUTS.len() + 3 * (LAYOUTS.len() - 1)
+            layouts().len() * 2 + 4 * layouts().len() + 3 * (layouts().len() - 1)
         );
         assert!(!cells.iter().any(|c| c.starts_with("toggle:soa")));
         assert!(cells.contains(&"fragmented:hecs:4096:0".to_string()));
-        for kind in LAYOUTS {
+        for kind in layouts() {
             assert!(cells.contains(&format!("frame:{kind}:10000:all:0")));
             assert!(cells.contains(&format!("spawn:{kind}:0")));
         }
