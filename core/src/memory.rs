@@ -128,17 +128,37 @@ pub fn release_to_os() {}
 /// frame, the one that doubles the table past 8.4M entities, went from 188-210 ms to about 126 ms
 /// (AMD EPYC, 2 cores). Called once, at the start of `main`; elsewhere it does nothing.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
 pub fn map_large_allocations() {
-    // SAFETY: `mallopt` takes two integers and has no preconditions; it is called before any
-    // other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
+    mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn map_large_allocations() {}
+
+/// Makes glibc serve every allocation of a page or more with a fresh mapping of its own, unless
+/// its heap can serve it from memory it already holds, and keep no spare room at the top of its
+/// heaps, where it would otherwise carve such a block right after whatever came before it. So a
+/// big block starts a page at the offset of glibc's chunk header, whatever was allocated before
+/// it: what the counting process runs with (`count-frames` says why). Called before any other
+/// thread exists; elsewhere it does nothing.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn map_page_allocations() {
+    mallopt(libc::M_MMAP_THRESHOLD, 4096);
+    mallopt(libc::M_TOP_PAD, 0);
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn map_page_allocations() {}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn mallopt(param: libc::c_int, value: libc::c_int) {
+    // SAFETY: `mallopt` takes two integers and has no preconditions; its callers call it before
+    // any other thread exists.
+    unsafe {
+        libc::mallopt(param, value);
+    }
+}
 
 /// What glibc's malloc takes for a small allocation: an 8-byte header, rounded to 16, at least
 /// 32. Used to count what `Box` costs beyond its payload. An estimate labelled as glibc's: macOS's

@@ -46,15 +46,17 @@ pub fn run(args: CountFramesArgs) -> ExitCode {
         order: args.order,
         seek_kernel: args.seek_kernel,
     };
-    // The frames run on a thread of their own, so that glibc serves their allocations from an
-    // arena of that thread's: an mmap'd heap aligned to 64 MiB, where the main thread's heap
-    // starts wherever the binary and its arguments end. Two things follow under cachegrind.
-    // The counts do not depend on the binary's path: on the main thread, chunks' seek counted
-    // 0.750 simulated LL misses per entity from this checkout's target folder and 0.839 from
-    // CI's (its 16 KiB blocks against the pinned LL's sets), and 0.820 from both on a thread.
-    // And nothing grows valgrind's 8 MiB brk segment past its end: it overflowed for most
-    // layouts at 100k, and glibc's fallback then left flecs' seek with a null column and a
-    // SIGSEGV in `flecs_table_appendn`, from one folder and not from another.
+    // Where the population's memory lands decides the simulated misses (a simulated cache picks a
+    // line's set from its address), so only the layout's own code may decide it. Its blocks of a
+    // page or more each get a fresh mapping and start at the same offset in their first page,
+    // whatever was allocated before them (`memory::map_page_allocations`): the L1's sets follow
+    // that offset, and the last level's see the blocks a whole number of pages apart rather than
+    // wherever the allocations before them ended. The frames run on a thread of their own, whose
+    // fresh arena serves the smaller blocks (boxes, an ECS library's records), with the layout
+    // the first thing built in it: nothing the main thread allocates (arguments, start-up, what
+    // code elsewhere adds) lands among them. That thread also keeps valgrind's 8 MiB brk segment
+    // from overflowing: glibc's fallback then left flecs' seek with a null column and a SIGSEGV.
+    crate::memory::map_page_allocations();
     let counted = std::thread::Builder::new()
         .name("count-frames".into())
         .spawn(move || run_frames(&spec, |frames| frames()).map_err(|e| e.to_string()))

@@ -32,13 +32,19 @@ pub const CHECK_GEOMETRY: Geometry = Geometry {
 
 /// The figures the check compares, with the smallest change per entity that counts as one
 /// (a miss count near zero would otherwise fail on a change of a hundredth).
-pub const CHECKED: [(&str, f64); 5] = [
+pub const CHECKED: [(&str, f64); 4] = [
     ("instructions", 0.5),
     ("l1d_accesses", 0.2),
     ("l1d_misses", 0.02),
     ("ll_misses", 0.02),
-    ("branch_misses", 0.02),
 ];
+
+/// Figures the baseline records and the check reports when they move, without failing on them:
+/// cachegrind predicts a branch from a table indexed by the branch's address, so a layout's
+/// simulated branch misses move when code no layout runs shifts its branches onto the entries of
+/// others. What a layout's own branches cost is held with bounds wide enough for that
+/// (`tests/counters.rs`: one kind behind a virtual call is predicted, twelve are not).
+pub const REPORTED: [(&str, f64); 1] = [("branch_misses", 0.02)];
 
 /// What is committed: how the counts were taken, and each layout's figures per entity per frame.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -72,6 +78,7 @@ impl Baseline {
             layout.to_string(),
             CHECKED
                 .iter()
+                .chain(&REPORTED)
                 .filter_map(|(m, _)| {
                     fields
                         .iter()
@@ -108,23 +115,7 @@ impl Baseline {
                 out.push(format!("{layout}: not counted in this run"));
                 continue;
             };
-            for (metric, floor) in CHECKED {
-                let (Some(&was), Some(&is)) = (figures.get(metric), now.get(metric)) else {
-                    continue;
-                };
-                let allowed = (was * tolerance_pct / 100.0).max(floor);
-                let way = if is > was + allowed {
-                    "rose"
-                } else if is < was - allowed {
-                    "fell"
-                } else {
-                    continue;
-                };
-                out.push(format!(
-                    "{layout}: {metric} per entity per frame {way} from {was:.3} to {is:.3} ({:+.1}%, more than the {tolerance_pct:.1}% / {floor} allowed)",
-                    100.0 * (is - was) / was.max(f64::MIN_POSITIVE),
-                ));
-            }
+            out.extend(figure_moves(layout, figures, now, &CHECKED, tolerance_pct));
         }
         for layout in measured.layouts.keys() {
             if !self.layouts.contains_key(layout) {
@@ -135,6 +126,45 @@ impl Baseline {
         }
         out
     }
+
+    /// The [`REPORTED`] figures of `measured` that moved past `tolerance_pct`, one line each, in
+    /// the words of [`Self::moves`]: for the reader, never a failure.
+    pub fn reported_moves_within(&self, measured: &Baseline, tolerance_pct: f64) -> Vec<String> {
+        self.layouts
+            .iter()
+            .filter_map(|(layout, figures)| Some((layout, figures, measured.layouts.get(layout)?)))
+            .flat_map(|(layout, was, is)| figure_moves(layout, was, is, &REPORTED, tolerance_pct))
+            .collect()
+    }
+}
+
+/// Each of `metrics` that moved from `was` to `is` by more than `tolerance_pct` and its floor.
+fn figure_moves(
+    layout: &str,
+    was: &BTreeMap<String, f64>,
+    is: &BTreeMap<String, f64>,
+    metrics: &[(&str, f64)],
+    tolerance_pct: f64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for &(metric, floor) in metrics {
+        let (Some(&was), Some(&is)) = (was.get(metric), is.get(metric)) else {
+            continue;
+        };
+        let allowed = (was * tolerance_pct / 100.0).max(floor);
+        let way = if is > was + allowed {
+            "rose"
+        } else if is < was - allowed {
+            "fell"
+        } else {
+            continue;
+        };
+        out.push(format!(
+            "{layout}: {metric} per entity per frame {way} from {was:.3} to {is:.3} ({:+.1}%, more than the {tolerance_pct:.1}% / {floor} allowed)",
+            100.0 * (is - was) / was.max(f64::MIN_POSITIVE),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -192,6 +222,42 @@ mod tests {
         let mut native = base.clone();
         native.target = "x86_64+sse2+avx2".into();
         assert!(base.moves(&native)[0].contains("x86_64+sse2+avx2"));
+    }
+
+    #[test]
+    fn branch_misses_are_reported_and_never_fail_the_check() {
+        let mut base = Baseline::new("g".into(), 1, 2.0);
+        let predicted = PerEntity {
+            branch_misses: 0.08,
+            ..run(50.0, 2.5)
+        };
+        base.insert("hecs seek", &predicted);
+        assert_eq!(base.layouts["hecs seek"]["branch_misses"], 0.08);
+        let mut aliased = base.clone();
+        aliased.insert(
+            "hecs seek",
+            &PerEntity {
+                branch_misses: 1.08,
+                ..predicted
+            },
+        );
+        assert!(
+            base.moves(&aliased).is_empty(),
+            "{:?}",
+            base.moves(&aliased)
+        );
+        let noted = base.reported_moves_within(&aliased, 2.0);
+        assert_eq!(noted.len(), 1, "{noted:?}");
+        assert!(noted[0].starts_with("hecs seek: branch_misses") && noted[0].contains("rose"));
+        // Within the tolerance and the floor, nothing to report.
+        aliased.insert(
+            "hecs seek",
+            &PerEntity {
+                branch_misses: 0.09,
+                ..predicted
+            },
+        );
+        assert!(base.reported_moves_within(&aliased, 2.0).is_empty());
     }
 
     #[test]
