@@ -1,6 +1,6 @@
-//! The pages' generated tables are what the committed full run's records give: `bench docs
-//! --check` passes on the repository as committed, and fails, naming the block, once one digit
-//! inside a generated block is edited by hand.
+//! The pages' generated tables and inline values are what the committed full run's records give:
+//! `bench docs --check` passes on the repository as committed, and fails, naming the block or the
+//! value, once one digit inside a generated block or of a figure in a sentence is edited by hand.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -71,9 +71,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn a_number_edited_by_hand_fails_the_check_and_names_its_block() {
-    let dir = std::env::temp_dir().join(format!("entity-layouts-docs-{}", std::process::id()));
+/// A scratch copy of the pages the check reads and of the committed full run.
+fn scratch_copy(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("entity-layouts-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("docs/runs")).unwrap();
     std::fs::copy(root().join("README.md"), dir.join("README.md")).unwrap();
@@ -91,6 +91,55 @@ fn a_number_edited_by_hand_fails_the_check_and_names_its_block() {
         .expect("a committed full run");
     copy_dir(&run, &dir.join("docs/runs").join(run.file_name().unwrap()));
     assert_eq!(check_in(&dir).status.code(), Some(0));
+    dir
+}
+
+/// `text` with the digit at byte `at` changed.
+fn one_digit_changed(text: &str, at: usize) -> String {
+    let digit = text.as_bytes()[at];
+    assert!(digit.is_ascii_digit(), "{}", &text[at..at + 10]);
+    let other = if digit == b'9' {
+        '1'
+    } else {
+        (digit + 1) as char
+    };
+    format!("{}{other}{}", &text[..at], &text[at + 1..])
+}
+
+#[test]
+fn a_figure_in_a_sentence_edited_by_hand_fails_the_check_and_names_it() {
+    let dir = scratch_copy("docs-values");
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir.join("docs/results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .chain([dir.join("README.md")])
+        .filter(|p| std::fs::read_to_string(p).unwrap().contains("<!-- value:"))
+        .collect();
+    pages.sort();
+    assert!(pages.len() >= 2, "pages with inline values: {pages:?}");
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let marker = text.find("<!-- value:").unwrap();
+        let figure = marker + text[marker..].find(" -->").unwrap() + 4;
+        let digit = figure + text[figure..].find(|c: char| c.is_ascii_digit()).unwrap();
+        std::fs::write(&page, one_digit_changed(&text, digit)).unwrap();
+        let out = check_in(&dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {err}", page.display());
+        let name = page.file_name().unwrap().to_string_lossy();
+        assert!(
+            err.contains(&format!("{name}: value '")) && err.contains("the page says"),
+            "{err}"
+        );
+        std::fs::write(&page, text).unwrap();
+    }
+    assert_eq!(check_in(&dir).status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_number_edited_by_hand_fails_the_check_and_names_its_block() {
+    let dir = scratch_copy("docs");
 
     // One digit inside README's headline block, changed.
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
@@ -101,19 +150,7 @@ fn a_number_edited_by_hand_fails_the_check_and_names_its_block() {
             .find(" | x")
             .expect("a ratio in the headline")
         + 4;
-    let digit = readme.as_bytes()[at];
-    assert!(digit.is_ascii_digit(), "{}", &readme[at..at + 10]);
-    let edited = format!(
-        "{}{}{}",
-        &readme[..at],
-        if digit == b'9' {
-            '1'
-        } else {
-            (digit + 1) as char
-        },
-        &readme[at + 1..]
-    );
-    std::fs::write(dir.join("README.md"), edited).unwrap();
+    std::fs::write(dir.join("README.md"), one_digit_changed(&readme, at)).unwrap();
     let out = check_in(&dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

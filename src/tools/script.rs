@@ -455,6 +455,18 @@ impl ScriptRunner {
     }
 }
 
+/// The frames a script waits in all: its `wait N` lines. The least time it runs at 60 frames a
+/// second; a search or a `wait done` adds what the machine takes.
+pub fn waited_frames(actions: &[Action]) -> u64 {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::Wait(frames) => *frames,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// A script run without a window: the driver in its final state, and what was refused on the
 /// way (frame, action, why), as the app would have shown it.
 pub struct Replay {

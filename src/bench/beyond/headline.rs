@@ -508,8 +508,7 @@ impl Experiment for Headline {
             .map(|r| format!("\nInstructions not counted: {}\n", r.param))
             .unwrap_or_default();
         format!(
-            "Each figure is the median over fresh processes [min..max]: {reps} for this experiment's own rows (the crossings, SoA at 10M, and the ratios over objects and virtual calls); the ECS rows are the `ecs-vs-soa` experiment's processes, the peers and `seek` rows the `seek` experiment's and the `soa` answers the `order` experiment's, as many as each of those takes (their pages say how many). A ratio's process measures both sides in interleaved rounds and takes the median of the rounds. Instructions per entity per frame: cachegrind at {} entities, f32 (deterministic; the same wherever it runs).\n\n{}{unavailable}",
-            fmt_count(COUNTED_N as u64),
+            "{}\nMedians of fresh processes [min..max]: {reps} for this experiment's own rows, the other experiments' processes for the ECS, peers, `seek` and `soa` rows. Instructions: cachegrind at {} entities, f32.\n{unavailable}",
             table(
                 &[
                     "question",
@@ -519,7 +518,8 @@ impl Experiment for Headline {
                     "C++ article"
                 ],
                 &rows
-            )
+            ),
+            fmt_count(COUNTED_N as u64),
         )
     }
 }

@@ -2,7 +2,8 @@
 //! count at which SoA's saving over `Vec<Box<Entity>>` reaches 1 ms per frame (the JS study's
 //! 184,000), and the count at which each layout breaks the 16.67 ms budget (its 1,792,000 for
 //! objects). Each search starts from the bracket the layout sweep found and bisects it in log
-//! space, building a fresh population at every probe. In `f64`, the study's scalar.
+//! space, building a fresh population at every probe. In `f64`, the study's scalar; for the
+//! front page's layouts ([`layouts::FRONT_PAGE`]) in `f32` too, the scalar a game uses.
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,6 +38,13 @@ pub enum Search {
         lo: usize,
         hi: usize,
     },
+    /// The same in `f32`: `budget-f32:<layout>:<lo>:<hi>`.
+    BudgetF32 {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        lo: usize,
+        hi: usize,
+    },
 }
 
 impl fmt::Display for Search {
@@ -44,6 +52,7 @@ impl fmt::Display for Search {
         match self {
             Search::Saving { lo, hi } => write!(f, "saving:{lo}:{hi}"),
             Search::Budget { layout, lo, hi } => write!(f, "budget:{layout}:{lo}:{hi}"),
+            Search::BudgetF32 { layout, lo, hi } => write!(f, "budget-f32:{layout}:{lo}:{hi}"),
         }
     }
 }
@@ -51,10 +60,18 @@ impl fmt::Display for Search {
 impl FromStr for Search {
     type Err = CellTextError;
     fn from_str(text: &str) -> Result<Self, CellTextError> {
-        let expected = "saving:<lo>:<hi> or budget:<layout>:<lo>:<hi>";
+        let expected =
+            "saving:<lo>:<hi>, budget:<layout>:<lo>:<hi> or budget-f32:<layout>:<lo>:<hi>";
         read_cell(text, expected, |text| {
             if let Some([lo, hi]) = holes(text, "saving:{}:{}") {
                 return Some(Search::Saving {
+                    lo: lo.parse().ok()?,
+                    hi: hi.parse().ok()?,
+                });
+            }
+            if let Some([layout, lo, hi]) = holes(text, "budget-f32:{}:{}:{}") {
+                return Some(Search::BudgetF32 {
+                    layout: layout.parse().ok()?,
                     lo: lo.parse().ok()?,
                     hi: hi.parse().ok()?,
                 });
@@ -77,14 +94,30 @@ fn bracket(counts: &[usize], f: impl Fn(u64) -> Option<f64>) -> Option<(usize, u
     })
 }
 
-fn ms(prior: &[Record], layout: &str, n: u64) -> Option<f64> {
+fn ms(prior: &[Record], layout: &str, scalar: &str, n: u64) -> Option<f64> {
     Query::metric(Metric::FrameMs)
         .layout(layout)
-        .scalar("f64")
+        .scalar(scalar)
         .threads("1")
         .n(n)
         .find(prior)
         .map(|r| r.p50)
+}
+
+/// Where `kind` breaks the budget in `scalar`: the bisection's final bracket `lo..hi`.
+fn budget_record(kind: LayoutKind, scalar: &str, lo: usize, hi: usize) -> Record {
+    Record::new(NAME, kind.name(), scalar, hi)
+        .param(format!("bracket={lo}..{hi}"))
+        .value(Metric::BreaksBudgetAt, "entities", hi as f64)
+}
+
+/// Where `kind` breaks the budget in `scalar` in `records`, if it was found.
+pub fn breaks_budget_at(records: &[Record], kind: LayoutKind, scalar: &str) -> Option<u64> {
+    Query::metric(Metric::BreaksBudgetAt)
+        .layout(kind.name())
+        .scalar(scalar)
+        .find(records)
+        .map(|r| r.p50 as u64)
 }
 
 /// Bisects `[lo, hi]` in log space for the smallest n with `f(n) >= 0`, `probes` times.
@@ -130,14 +163,20 @@ impl Experiment for Crossings {
     fn cells(&self, cfg: &BenchConfig, prior: &[Record]) -> Vec<Search> {
         let counts = default_counts(cfg);
         let mut cells = Vec::new();
-        let saving = |n| Some(ms(prior, "boxed", n)? - ms(prior, "soa", n)? - 1.0);
+        let saving = |n| Some(ms(prior, "boxed", "f64", n)? - ms(prior, "soa", "f64", n)? - 1.0);
         if let Some((lo, hi)) = bracket(&counts, saving) {
             cells.push(Search::Saving { lo, hi });
         }
         for layout in cfg.layouts_of(&LayoutKind::CPU) {
-            let over = |n| Some(ms(prior, layout.name(), n)? - BUDGET_MS);
+            let over = |n| Some(ms(prior, layout.name(), "f64", n)? - BUDGET_MS);
             if let Some((lo, hi)) = bracket(&counts, over) {
                 cells.push(Search::Budget { layout, lo, hi });
+            }
+        }
+        for layout in cfg.layouts_of(&layouts::FRONT_PAGE) {
+            let over = |n| Some(ms(prior, layout.name(), "f32", n)? - BUDGET_MS);
+            if let Some((lo, hi)) = bracket(&counts, over) {
+                cells.push(Search::BudgetF32 { layout, lo, hi });
             }
         }
         cells
@@ -167,11 +206,17 @@ impl Experiment for Crossings {
                 let (lo, hi) = bisect(lo, hi, probes, |n| {
                     Ok(frame_stats::<f64>(kind, n, Threads::One, &method)?.p50 - BUDGET_MS)
                 })?;
-                Ok(vec![
-                    Record::new(NAME, kind.name(), "f64", hi)
-                        .param(format!("bracket={lo}..{hi}"))
-                        .value(Metric::BreaksBudgetAt, "entities", hi as f64),
-                ])
+                Ok(vec![budget_record(kind, "f64", lo, hi)])
+            }
+            Search::BudgetF32 {
+                layout: kind,
+                lo,
+                hi,
+            } => {
+                let (lo, hi) = bisect(lo, hi, probes, |n| {
+                    Ok(frame_stats::<f32>(kind, n, Threads::One, &method)?.p50 - BUDGET_MS)
+                })?;
+                Ok(vec![budget_record(kind, "f32", lo, hi)])
             }
         }
     }
@@ -217,9 +262,25 @@ impl Experiment for Crossings {
                 },
             ]);
         }
+        let f32_rows: Vec<Vec<String>> = layouts::FRONT_PAGE
+            .iter()
+            .map(|kind| {
+                let found = Query::metric(Metric::BreaksBudgetAt)
+                    .layout(kind.name())
+                    .scalar("f32")
+                    .find(mine);
+                vec![
+                    format!("`{kind}` breaks {BUDGET_MS:.2} ms"),
+                    found.map_or(not_found("budget"), |r| {
+                        format!("{} ({})", fmt_count(r.p50 as u64), r.param)
+                    }),
+                ]
+            })
+            .collect();
         format!(
-            "f64, one thread; the smallest measured count that crosses, with the final bracket of the log-space bisection.\n\n{}",
-            table(&["crossing", "this machine", "JS study (M3)"], &rows)
+            "f64, one thread; the smallest measured count that crosses, with the final bracket of the log-space bisection.\n\n{}\nf32, one thread, the front page's layouts:\n\n{}",
+            table(&["crossing", "this machine", "JS study (M3)"], &rows),
+            table(&["crossing", "this machine"], &f32_rows)
         )
     }
 }

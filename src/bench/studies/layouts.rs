@@ -27,12 +27,27 @@ pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
     })
 }
 
-/// From this count the sweep runs f64 only.
+/// From this count the sweep runs f64 for every layout and f32 for the front page's only.
 const F64_ONLY_FROM: usize = 10_000_000;
 
-fn sweep<S: AllLayouts>(cfg: &BenchConfig, n: usize) -> Result<Vec<Record>, BenchError> {
+/// The layouts of README's first table, in its order: the mission's four (Bevy's archetype ECS,
+/// SoA, AoS, boxed objects), then Bevy's tuned form and virtual calls over one kind.
+pub const FRONT_PAGE: [LayoutKind; 6] = [
+    LayoutKind::EcsTable,
+    LayoutKind::Soa,
+    LayoutKind::Aos,
+    LayoutKind::Boxed,
+    LayoutKind::EcsContiguous,
+    LayoutKind::Dyn(1),
+];
+
+fn sweep<S: AllLayouts>(
+    cfg: &BenchConfig,
+    n: usize,
+    kinds: &[LayoutKind],
+) -> Result<Vec<Record>, BenchError> {
     let mut out = Vec::new();
-    for kind in cfg.layouts_of(&LayoutKind::CPU) {
+    for kind in cfg.layouts_of(kinds) {
         let stats = frame_stats::<S>(kind, n, Threads::One, &cfg.method)?;
         out.push(Record::new(NAME, kind.name(), S::NAME, n).with(Metric::FrameMs, "ms", stats));
     }
@@ -66,15 +81,16 @@ impl Experiment for Layouts {
     }
 
     fn run_cell(&self, cfg: &BenchConfig, &Count { n }: &Count) -> Result<Vec<Record>, BenchError> {
-        // At 10M, f64 only: the crossings bracket their searches with it, and both sweeps there
-        // took 189 s of this experiment's 225 s (docs/runs/bench-first-try); f32 at 10M is
-        // `order`'s and `headline`'s.
-        let mut out = if n < F64_ONLY_FROM {
-            sweep::<f32>(cfg, n)?
+        // At 10M, f64 for every layout (the crossings bracket their searches with it) and f32
+        // for the front page's layouts only: 10M is most of this experiment's time
+        // (docs/runs/bench-first-try).
+        let f32_kinds: &[LayoutKind] = if n < F64_ONLY_FROM {
+            &LayoutKind::CPU
         } else {
-            Vec::new()
+            &FRONT_PAGE
         };
-        out.extend(sweep::<f64>(cfg, n)?);
+        let mut out = sweep::<f32>(cfg, n, f32_kinds)?;
+        out.extend(sweep::<f64>(cfg, n, &LayoutKind::CPU)?);
         Ok(out)
     }
 
