@@ -105,11 +105,25 @@ impl Run {
             .collect()
     }
 
+    /// The machine line, its compiler named by version alone (a reader cannot look up the
+    /// build's hash).
     fn machine(&self) -> String {
-        self.saved
-            .machine
-            .as_ref()
-            .map_or("machine not recorded".to_string(), |m| m.line())
+        self.saved.machine.as_ref().map_or_else(
+            || "machine not recorded".to_string(),
+            |m| {
+                let version = m.rustc.split(" (").next().unwrap_or(&m.rustc);
+                m.line().replace(&m.rustc, version)
+            },
+        )
+    }
+
+    /// The command the run was started with, as a reader types it: the program by its name,
+    /// not by the path it was run from.
+    fn command(&self) -> String {
+        let command = &self.saved.command;
+        let (program, args) = command.split_once(' ').unwrap_or((command, ""));
+        let name = program.rsplit('/').next().unwrap_or(program);
+        format!("{name} {args}").trim_end().to_string()
     }
 
     /// The run block: the command, its wall time by the bench's own clock, the machine, and
@@ -126,7 +140,7 @@ impl Run {
             "The run the tables are generated from, [{folder}]({link}/results.md): `{command}` took {took} end to end by the bench's own clock, {cells} records from {ran} experiments, on `{machine}`.{skipped}\n\nYour machine beside it:\n\n```sh\ncargo run --release -- bench --out mine\ncargo run --release -- bench compare {folder} mine\n```\n",
             folder = self.folder,
             link = relative_link(page, &self.folder),
-            command = self.saved.command,
+            command = self.command(),
             took = human(self.saved.seconds),
             cells = self.saved.records.len(),
             ran = self.experiments_run(),
