@@ -219,8 +219,8 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
     }
 
     /// Room for the whole population in the archetype now (`World::reserve`), so that a switch
-    /// or a growth at 10M does not copy the archetype's columns as they double (285 ms in one
-    /// frame, measured by `bench --only switch` before).
+    /// or a growth at 10M does not copy the archetype's columns as they double, a stall of one
+    /// frame (`bench --only switch`: docs/results/switching.md).
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.entities
             .try_reserve(additional, bytes_per_entity::<S>())?;
