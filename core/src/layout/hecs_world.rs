@@ -477,10 +477,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 /// The tuned layout's idiomatic seek over one part of an archetype: each target's position
 /// looked up through the pass's one `View`.
 ///
-/// Out of line on purpose: inlined into `step_seek`, its loop spilled and reloaded values on the
-/// stack each entity. `cargo bench --bench counts`, `hecs-tuned seek`: 56.98 instructions and
-/// 24.03 L1d accesses per entity inlined, 59.98 and 27.03 once the tuned kernel's branch sat
-/// beside it, 51.03 and 14.00 out of line.
+/// Out of line on purpose: inlined into `step_seek`, beside the tuned kernel's branch, its loop
+/// spills and reloads values on the stack each entity, more instructions and L1d accesses per
+/// entity than out of line (`cargo bench --bench counts`, `hecs-tuned seek`;
+/// benches/counts-baseline.json holds the counts).
 #[inline(never)]
 fn seek_part_through_view<S: Scalar>(
     view: &hecs::ViewBorrow<'_, &Pos<S>>,

@@ -657,7 +657,7 @@ mod tests {
 
     /// Churn reuses the ids removed entities left: the entity index, and every component's
     /// sparse array with it, stays as large as the most entities alive at once (250 here).
-    /// Through bulk adds alone it grew by every spawn. Every other round half of its spawns
+    /// Through bulk adds alone it would grow by every spawn. Every other round half of its spawns
     /// reuse ids and half are fresh (one bulk add); in the others all reuse them (no bulk add).
     #[test]
     fn churn_reuses_the_ids_removals_leave() {
