@@ -6,7 +6,8 @@
 //! Why a crate of its own: the counts check (`cargo bench --bench counts`) measures these
 //! kernels' instructions and misses per entity under cachegrind, to within a few percent. In one
 //! crate with the app, where the compiler inlined a kernel's callees depended on how it split
-//! that crate into codegen units, so code that no layout calls moved the counts by up to 37%.
+//! that crate into codegen units, so code that no layout calls moved the counts far past that
+//! (docs/bench.md, "Reading the counters").
 //! This crate is compiled as one codegen unit (the workspace's release profile), and it builds
 //! its `f32` and `f64` layouts itself ([`layout::LayoutKind::create_cpu`]), so the code that runs
 //! a frame is compiled here, whatever the crates above it contain.

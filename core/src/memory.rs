@@ -102,17 +102,17 @@ pub fn peak_resident_bytes() -> Option<u64> {
 }
 
 /// Asks the allocator to hand memory that was freed back to the OS. glibc keeps freed chunks in
-/// its arenas, and returns only the top of a heap by itself: after a boxed layout shrinks from 1M
-/// to 10k entities, resident memory stayed at 569 MB without this (measured when this was added), and
-/// after a replaced layout was freed on another thread it stayed in that thread's arena.
+/// its arenas, and returns only the top of a heap by itself: without this, a boxed layout shrunk
+/// from 1M to 10k entities keeps its resident memory, and a replaced layout freed on another
+/// thread stays in that thread's arena (docs/results/memory.md, "Memory after shrinking").
 /// Elsewhere (macOS, Windows, musl) the allocators return memory themselves, and this does
 /// nothing.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 pub fn release_to_os() {
     // SAFETY: `malloc_trim` takes no pointers and has no preconditions; glibc serializes it with
-    // every other allocator call. No safe wrapper exists; the
-    // measured win is the `shrink` bench experiment's resident memory after 1M -> 10k.
+    // every other allocator call. No safe wrapper exists; what it buys is the `shrink` bench
+    // experiment's resident memory after 1M -> 10k (docs/results/memory.md).
     unsafe {
         libc::malloc_trim(0);
     }
@@ -124,9 +124,9 @@ pub fn release_to_os() {}
 /// Makes glibc serve every allocation of 1 MiB or more with its own mapping. By default glibc
 /// raises that threshold as big blocks are freed (up to 32 MiB), and a growing array below it
 /// lives in the heap, where `realloc` copies it; in a mapping, `realloc` remaps pages instead.
-/// Measured with `bench --only grow` on the growth of Bevy's tables to 10M entities: the longest
-/// frame, the one that doubles the table past 8.4M entities, went from 188-210 ms to about 126 ms
-/// (AMD EPYC, 2 cores). Called once, at the start of `main`; elsewhere it does nothing.
+/// It shortens the longest frame of Bevy's growth to 10M entities, the one that doubles the
+/// table past 8.4M (`bench --only grow`: docs/results/switching.md, "On another machine: the run
+/// before pacing"). Called once, at the start of `main`; elsewhere it does nothing.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn map_large_allocations() {
     mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);

@@ -202,8 +202,8 @@ pub fn run<K: Kernel>(tier: SimdTier, kernel: K) {
 }
 
 // Each tier's loop in a function of its own, the baseline's too: inlined into its caller, the
-// baseline copy of the tuned ECS loop lost its vectorization in the main binary (x2.4 slower
-// than in a small one), a codegen accident that a separate function rules out.
+// baseline copy of the tuned ECS loop can lose its vectorization in the main binary, a codegen
+// accident that a separate function rules out (docs/results/threads-simd.md, "How").
 #[inline(never)]
 fn run_baseline<K: Kernel>(kernel: K) {
     kernel.run();

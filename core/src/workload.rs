@@ -538,8 +538,8 @@ pub fn pack_point<S: Scalar>(x: S, y: S, hp: S) -> u32 {
 /// Where a gather writes packed points: wgpu's write-only staging memory in the app, so the points
 /// go to the GPU without a copy in between, or a plain slice ([`sink_of`]). Write-only, because
 /// mapped GPU memory may be write-combining: reading it back would crawl. Gathers fill it with
-/// `write_iter`, which compiles to the same vectorized loop as a slice's (0.47 vs 0.48 ns per
-/// point at 10M, measured).
+/// `write_iter`, which compiles to the same vectorized loop as a slice's (docs/results/gpu.md,
+/// "The CPU layouts' path to the GPU").
 pub type PointSink<'a> = wgpu_types::WriteOnly<'a, [[u8; 4]]>;
 
 /// A sink over a slice of points.
@@ -592,7 +592,7 @@ pub fn point_bytes<S: Scalar>(x: S, y: S, hp: S) -> [u8; 4] {
 
 /// `v` clamped to `[0, max]` and rounded to the nearest whole number, without a float-to-int
 /// conversion: adding 2^23 puts the integer part in the mantissa's low bits. Plain float and bit
-/// operations, so the gather loops vectorize (`as u32` did not, and cost ~6 ns per entity).
+/// operations, so the gather loops vectorize (`as u32` does not, and the gather is slower for it).
 #[inline(always)]
 fn quantize(v: f32, max: u32) -> u32 {
     const MAGIC: f32 = 8_388_608.0; // 2^23

@@ -176,8 +176,8 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
     // `--count N` opens at N: the population is filled before the first timed frame.
     driver.begin_loading();
     // After the fill began, so that the sort waits for it: asked of the empty population, it
-    // found nothing to sort and the fill appended a million entities in id order under a
-    // label that said "group".
+    // would find nothing to sort, and the fill would append every entity in id order under a
+    // label that says "group".
     if options.order != Order::Id {
         driver.apply(&Action::Order(options.order))?;
     }
@@ -355,12 +355,11 @@ fn all_cores_compute() -> TaskPoolPlugin {
 
 /// Headless, nothing paces the frames by a hardware GPU as a window's presentation does: the
 /// next frame starts while the GPU may still be drawing this one, and the frame time leaves the
-/// drawing out. On an NVIDIA H200 the headless frames took 1.7 ms at 10M entities while the
-/// quads' pass was timed at 45.6 ms on the GPU (docs/runs/device-h200-2026-12-04). Waiting for
-/// the frame's GPU work puts it into the frame time, as presenting does. A software adapter
-/// (lavapipe) already holds the frame back while it draws on the same cores, and waiting there
-/// too cost the quads 17% (120-126 ms against 100-108 ms a frame at 200k, three runs each,
-/// 2026-12-04, Intel Xeon, 2 cores), so it is left alone.
+/// drawing out: on a fast GPU a headless frame reads a small fraction of what its quads' pass
+/// takes on the GPU (docs/results/drawing.md, "On a real GPU"). Waiting for the frame's GPU
+/// work puts it into the frame time, as presenting does. A software adapter (lavapipe) already
+/// holds the frame back while it draws on the same cores, and waiting there too only makes the
+/// quads' frames slower, so it is left alone.
 fn finish_gpu_frame(device: Res<RenderDevice>, info: Option<Res<RenderAdapterInfo>>) {
     if info.is_some_and(|i| i.0.device_type == wgpu::DeviceType::Cpu) {
         return;
@@ -484,8 +483,8 @@ mod tests {
     use super::*;
 
     /// `--order group` opens sorted: the sort waits for the start-up fill. Asked of the empty
-    /// population before the fill, it found nothing to sort, and the fill then appended every
-    /// entity in id order (the spread was 92% at 1M) under the "group" label.
+    /// population before the fill, it would find nothing to sort, and the fill would append
+    /// every entity in id order under the "group" label.
     #[test]
     fn order_group_at_start_sorts_the_filled_population() {
         let n = 30_000;

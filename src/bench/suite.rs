@@ -126,7 +126,8 @@ mod tests {
         );
         let err = layouts.cell_from_json(r#"{"n":"many"}"#).unwrap_err();
         assert!(err.to_string().contains("layouts"), "{err}");
-        // A serialized cell meets its text's rules: seek runs CPU layouts only.
+        // A serialized cell meets its text's rules: the `seek` experiment's cells name CPU
+        // layouts only (the gpu layout seeks too, but not in this experiment).
         let seek = select(&["seek".into()]).unwrap()[0];
         let gpu = r#"{"Count":{"layout":"gpu"}}"#;
         assert!(seek.cell_from_json(r#"{"Count":{"layout":"soa"}}"#).is_ok());

@@ -36,12 +36,11 @@ impl Default for IdIndex {
 impl IdIndex {
     /// An empty index that is about to map `n` entities, whatever order their ids come in. A
     /// sort by group appends ids 65 apart: judged by the entities mapped so far, a million-id
-    /// array with its first few thousand entries looks like heavy churn, and the index turned
-    /// into a hash map a few thousand entities into the sort. The hash map then rehashed
-    /// mid-sort (a frame of 30 ms against a 20 ms share, SoA at 1M) and stayed the swarm's
-    /// index after it: every lookup a hash probe, and the next sort's list of ids 20-32 ms to
-    /// collect and sort instead of 2-4 ms (a probe of `Driver::frame_step` around a sort,
-    /// Intel Xeon, 2026-12-04).
+    /// array with its first few thousand entries looks like heavy churn, and the index would
+    /// turn into a hash map a few thousand entities into the sort. The hash map would then
+    /// rehash mid-sort (a frame over its share) and stay the swarm's index after it: every
+    /// lookup a hash probe, and the next sort's list of ids several times slower to collect and
+    /// sort (docs/results/order.md, "Sorting at 1M in the window, timed").
     pub fn expecting(n: usize) -> Self {
         IdIndex::Dense {
             at: Vec::new(),

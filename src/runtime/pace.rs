@@ -6,9 +6,10 @@
 //! Three paces:
 //! - [`Pace::FrameShare`]: work for half of the frame this machine runs (the median of the last
 //!   frames, without their copying), and never less than [`MIN_SHARE`]: at 60 Hz that is 8 ms;
-//!   where the window takes 40-60 ms a frame (a million points on a software rasterizer) it is
-//!   20-30 ms, so a switch finishes in a fifth of the frames a fixed 4 ms took, while each frame
-//!   grows by at most half. The app's pace ([`FrameClock`] measures the frames).
+//!   where the window's frames are slow (a million points on a software rasterizer) the share
+//!   grows with them, so a switch finishes in far fewer frames than a fixed [`MIN_SHARE`] would
+//!   take, while each frame grows by at most half. The app's pace ([`FrameClock`] measures the
+//!   frames).
 //! - [`Pace::Budget`]: work until a fixed time budget is spent (tests, experiments that want one).
 //! - [`Pace::Entities`]: exactly this many entities a frame, whatever they cost: runs that must be
 //!   reproduced frame for frame (`replay`, the tests, `--grow-chunk`).
@@ -29,12 +30,12 @@ use std::time::{Duration, Instant};
 /// stays near its line.
 pub const MIN_SHARE: Duration = Duration::from_millis(4);
 /// The share's part of the frame the machine runs: a frame that copies grows by at most half.
-/// Half, not a quarter: in the window at 1M on a 2-core machine with software rendering (frames
-/// of about 40 ms, copying twice as slow as headless, the rasterizer's threads sharing the
-/// cores), a quarter left five of 34 switches of the tour in `assets/talks/switch-tour.txt`
-/// unfinished after 40 frames (about 2 s: Bevy's three layouts and hecs' two); half finished all
-/// 34, 32 of them within 1.5 s of the request. At 60 Hz half is 8 ms, the most one frame of a
-/// switch was ever meant to copy (the switch bench's target).
+/// Half, not a quarter: in the window at 1M on a 2-core machine with software rendering (slow
+/// frames, copying slower than headless, the rasterizer's threads sharing the cores), a quarter
+/// leaves the switches into Bevy's and hecs' layouts of the tour in
+/// `assets/talks/switch-tour.txt` unfinished for seconds, where half finishes them in time
+/// (docs/results/switching.md, "The app at 1M: a tour of every layout"). At 60 Hz half is 8 ms,
+/// the most one frame of a switch is meant to copy (the switch bench's target).
 pub const SHARE_OF_FRAME: f64 = 0.5;
 /// The most a share may be, however slow the frames: past 4 Hz the window is no live picture
 /// anyway, and one misjudged batch must not stall it for seconds.
@@ -48,7 +49,7 @@ pub const FRAMES_MEASURED: usize = 15;
 const LONGEST_FRAME: Duration = Duration::from_secs(2);
 
 /// The first batch of a paced run, before any rate is known: small enough that the slowest fill
-/// measured (flecs' entity-by-entity `set`s, 0.4M entities/s) stays well inside the budget.
+/// (flecs' entity-by-entity `set`s, timed by `bench --only peers`) stays well inside the budget.
 const FIRST_BATCH: usize = 1_024;
 /// The smallest batch: below this the clock read and the call overhead show.
 const MIN_BATCH: usize = 256;
@@ -67,12 +68,12 @@ pub const GROWTH_WORTH_A_FRAME: usize = 1 << 16;
 /// population crosses the power of two.
 pub const GROWTH_SLACK: usize = 256;
 
-/// Growths cost more than their size says: a fill from `soa` into Bevy's `ecs-table`, 512
-/// entities around each power of two, took 6.1 ms across 262,144 and 16.0 ms across 524,288, and
-/// into a 10M fill 38 ms across 2,097,152 and 239 ms across 4,194,304 (a throwaway probe of the
-/// switch bench's paced frames, AMD EPYC, 2 cores, 2026-12-03): the block that doubles moves
-/// from mapped memory into glibc's heap and back. A crossing is predicted at twice its size's
-/// share of the last one, so that one predicted to fit does not overrun the frame.
+/// Growths cost more than their size says: in a fill from `soa` into Bevy's `ecs-table`, the
+/// batch across a power of two costs more from one doubling to the next than the size doubles,
+/// since the block that doubles moves from mapped memory into glibc's heap and back
+/// (docs/results/switching.md, "A growth gets a frame of its own"). A crossing is predicted at
+/// twice its size's share of the last one, so that one predicted to fit does not overrun the
+/// frame.
 const GROWTH_MARGIN: f64 = 2.0;
 
 /// How many more entities a storage holding `len` takes before the batch that crosses its next

@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn it_finds_the_crossing_within_the_precision() {
-        // 5.46 ns per entity: 16.67 ms at 3.05M (boxed at f64 on the AMD host).
+        // A cost linear in the count that reaches 16.67 ms at 3.05M.
         let per = 16.67 / 3_050_000.0;
         let (step, probes) = search(16.67, 100_000, 10_000_000, per);
         let Step::Crossed { count, simulate_ms } = step else {

@@ -254,7 +254,7 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
 
     /// Room for the block list now, and the blocks' memory asked of the allocator; the blocks
     /// themselves are allocated as entities arrive (as Unity allocates a chunk when the last one
-    /// fills): zeroing 25,000 blocks up front for a switch at 10M took 172 ms in one frame.
+    /// fills): zeroing every block up front for a switch at 10M would stall that one frame.
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         let needed = (self.len + additional).div_ceil(Self::CAP);
         let more = needed.saturating_sub(self.chunks.len());

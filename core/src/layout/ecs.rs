@@ -19,8 +19,8 @@
 //! Bevy code refers to another entity. The idiomatic systems read the target's position with
 //! `Query::get` on a second query; the tuned one walks the seekers' column slices
 //! (`contiguous_iter_mut`, no change ticks) and looks targets up with the same `Query::get`:
-//! the fastest public lookup by entity measured here (`bench --only random-access`: 104 ns
-//! against `World::get`'s 225 at 1M), and the only safe one that is not a per-call world
+//! the fastest public lookup by entity (`bench --only random-access`, faster than `World::get`:
+//! docs/results/random-access.md), and the only safe one that is not a per-call world
 //! lookup (`Query::iter_many` skips missing entities, so it cannot keep seekers and targets
 //! aligned; reading a table's column by row is `unsafe` in Bevy 0.19).
 
@@ -451,8 +451,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // growth that stalls a frame is the entity index's, which `prepare` does up front.
         // Bevy 0.19 has no public table reserve anyway; the one way round it (a `spawn_batch`
         // whose size hint claims the whole count) also allocates and frees that many entity
-        // ids, after which the first batch took 21 ms at 1M and 185 ms at 10M and every later
-        // one took three times as long (the freed ids come back in reverse).
+        // ids, which makes the first batch stall and every later one slower (the freed ids come
+        // back in reverse; docs/results/switching.md, "Headless: every layout").
         Ok(can_allocate(
             additional.saturating_mul(bytes_per_entity::<S>(K::TYPE)),
         )?)
@@ -464,17 +464,18 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 
     /// Bevy grows its entity index (`Entities::meta`, 24 bytes an entity here) by filling it to
     /// its new capacity in one go (`ensure_index_index_is_valid`): the spawn that crosses 8.4M
-    /// entities writes 200 MB, every page of it touched for the first time. That one spawn took
-    /// 70-76 ms headless (`docs/runs/bevy-prepare-2026-12-04`), where the table's own doublings,
-    /// remapped (`memory::map_large_allocations`), cost about a millisecond. So the ids are allocated
+    /// entities writes the whole new index, every page of it touched for the first time: that one
+    /// spawn stalls its frame, where the table's own doublings, remapped
+    /// (`memory::map_large_allocations`), cost little (docs/results/switching.md, "Bevy's stall:
+    /// its entity index"; `docs/runs/bevy-prepare-2026-12-04`). So the ids are allocated
     /// here, and the index grown past the last of them by spawning and despawning it. They go
     /// back to Bevy's allocator at once (more than its local buffer of 128, so `free_many` puts
     /// them where the next allocation finds them), which gives out freed ids before fresh ones:
     /// the spawns then land on these ids with no growth left to pay for.
     ///
     /// The world takes ids of its own too: the first run of the move schedule spawns two
-    /// entities. With the index grown exactly to the count, the first of those crossed its end
-    /// and doubled it, in the first frame that moved the population. So the index is grown
+    /// entities. With the index grown exactly to the count, the first of those would cross its
+    /// end and double it, in the first frame that moves the population. So the index is grown
     /// [`WORLD_IDS`] past the count.
     fn prepare(&mut self, count: usize) {
         if !self.entities.is_empty() || self.prepared_room() > count {
@@ -500,8 +501,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         }
         // Freed ids are a stack, taken from the top: the lowest on top, so that the fill takes
         // them from the lowest up. From the highest down, the first batch would grow every
-        // sparse set's index to the whole count at once (a frame of 15 ms into `ecs-sparse` at
-        // 1M, against its share of 4 ms: `docs/runs/copy-prefetch-2026-12-05`).
+        // sparse set's index to the whole count at once, a frame far over its share
+        // (`docs/runs/copy-prefetch-2026-12-05`).
         ids.reverse();
         self.world.entity_allocator_mut().free_many(&ids);
     }
@@ -549,7 +550,8 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
         // The end of a frame, as Bevy's `App::update` ends one: every despawn records a
         // `RemovedComponents` message per component, kept until the trackers are cleared. A world
         // run without an `App` that never clears them grows by about 100 bytes per removed entity
-        // for as long as it churns (the soak found it: 39 MB after a few thousand frames).
+        // for as long as it churns (docs/results/reliability.md, "Soak: random actions against a
+        // SoA reference").
         self.world.clear_trackers();
     }
 
@@ -719,7 +721,8 @@ impl<S: Scalar, K: Storage> EcsLayout<S, K> {
 
     /// Sooner than the other layouts compact (half, not a quarter; from 16k entities): an ECS
     /// entity costs three to four times a `Vec` layout's bytes, and nothing of it comes back
-    /// otherwise. The soak measured it: 158k -> 50k kept 24 MB of tables, half a fresh process.
+    /// otherwise: after a shrink the kept tables would be a large share of the process
+    /// (docs/results/reliability.md, "Soak: random actions against a SoA reference").
     fn released(&self) -> Released {
         // A world prepared for more than it holds (`prepare`) keeps its index's room as well.
         let held = self.high_water.max(self.world.entities().len() as usize);

@@ -21,8 +21,8 @@
 //! (flecs recycles ids, so a dead target's id is told apart by its generation); the idiomatic
 //! system runs `each_entity`, the tuned one `run` over the seekers' field slices. Seek runs on
 //! the calling thread whatever the thread setting (`System::run`): the same lookups from flecs'
-//! worker threads corrupted the world here (a pipeline destructor recursing until the stack
-//! overflowed, targets found alive after their entity was deleted), which the binding's
+//! worker threads corrupt the world (a pipeline destructor recursing until the stack
+//! overflows, targets found alive after their entity was deleted), which the binding's
 //! per-lookup table locks do not prevent. The tuned layout's tuned seek kernel
 //! ([`SeekKernel::Tuned`]) resolves every target to its row once, through flecs' entity record
 //! (`EntityView::range`, checked against the table's entity column), and gathers from the
@@ -439,8 +439,8 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
     /// flecs' bulk creation (`ecs_bulk_init` through `entity_bulk`): every entity of the batch
     /// created straight into the table of all seven components, one column copy each. An entity
     /// filled with one `set` per component moves to another table at every `set` (seven table
-    /// moves; 0.4M entities/s, measured by `bench --only peers`), which froze a switch into flecs
-    /// at 1M for over 300 ms a frame.
+    /// moves, the slowest fill `bench --only peers` times), too slow for a switch into flecs at
+    /// 1M to keep to its share of a frame.
     fn push(&mut self, ids: &[u64], states: &[EntityState<S>]) {
         self.spawn(ids, states, None);
     }

@@ -219,8 +219,8 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
     }
 
     /// Room for the whole population in the archetype now (`World::reserve`), so that a switch
-    /// or a growth at 10M does not copy the archetype's columns as they double (285 ms in one
-    /// frame, measured by `bench --only switch` before).
+    /// or a growth at 10M does not copy the archetype's columns as they double, a stall of one
+    /// frame (`bench --only switch`: docs/results/switching.md).
     fn try_reserve(&mut self, additional: usize) -> Result<(), ReserveError> {
         self.entities
             .try_reserve(additional, bytes_per_entity::<S>())?;
@@ -477,10 +477,10 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 /// The tuned layout's idiomatic seek over one part of an archetype: each target's position
 /// looked up through the pass's one `View`.
 ///
-/// Out of line on purpose: inlined into `step_seek`, its loop spilled and reloaded values on the
-/// stack each entity. `cargo bench --bench counts`, `hecs-tuned seek`: 56.98 instructions and
-/// 24.03 L1d accesses per entity inlined, 59.98 and 27.03 once the tuned kernel's branch sat
-/// beside it, 51.03 and 14.00 out of line.
+/// Out of line on purpose: inlined into `step_seek`, beside the tuned kernel's branch, its loop
+/// spills and reloads values on the stack each entity, more instructions and L1d accesses per
+/// entity than out of line (`cargo bench --bench counts`, `hecs-tuned seek`;
+/// benches/counts-baseline.json holds the counts).
 #[inline(never)]
 fn seek_part_through_view<S: Scalar>(
     view: &hecs::ViewBorrow<'_, &Pos<S>>,

@@ -75,8 +75,8 @@ impl<S: Scalar, K: Storage> One<S> for Regen<S, K> {
     }
 }
 
-/// [`move_interleaved`] as a kernel compiled per SIMD tier; `one_cursor` runs the loop as it
-/// was before the cursors ([`move_interleaved_one_cursor`]), the bench's control.
+/// [`move_interleaved`] as a kernel compiled per SIMD tier; `one_cursor` runs the same loop with
+/// a single cursor ([`move_interleaved_one_cursor`]), the bench's control.
 pub struct MoveInterleaved<'a, S: Scalar, P = Position<S, InTable>, V = Velocity<S, InTable>> {
     pub positions: &'a mut [P],
     pub velocities: &'a [V],
@@ -130,7 +130,8 @@ fn interleaved_extent<S: Scalar>() -> [S; 2 * LANES] {
 /// interleave the same way, so the block is one flat stream of coordinates `[x0, y0, x1, y1,
 /// ...]` against a repeating `[WIDTH, HEIGHT]` extent: the same `move_coordinate` per
 /// coordinate, in a loop the compiler vectorizes as it does SoA's columns (a loop over `(p.x,
-/// p.y)` pairs with two different wraps did not, and ran ~1.3-1.5x slower than SoA). Copying
+/// p.y)` pairs with two different wraps does not, and runs slower than SoA: the
+/// `ecs-contiguous-pairs` control, docs/results/ecs-vs-soa.md). Copying
 /// through small arrays keeps it safe Rust: no cast of the component slices.
 #[inline(always)]
 fn move_block<S: Scalar, P: Pair<S>, V: Pair<S>>(
@@ -186,13 +187,12 @@ const CURSORS: usize = 4;
 /// `move` over the interleaved columns at SoA speed: [`CURSORS`] cursors, each walking its own
 /// share of the entities in step with the others, so that as many bytes are in flight from
 /// memory as in SoA's move. With one cursor (two streams, 8 bytes per entity each, against
-/// SoA's four streams of 4), the same bytes and the same instructions ran x1.3-1.9 slower than
-/// SoA at 10M entities on an Intel Xeon at 128-bit width, the move alone carrying the gap, while
-/// the ECS with one component per coordinate ran at SoA speed (`bench --only ecs-vs-soa`, the
-/// one-cursor control). Each entity's arithmetic is unchanged, so results are bit-identical.
-/// In the caches too: below 65,536 entities, where one cursor used to run, four ran x0.90 its
-/// time on the baseline tier and x0.24-0.32 on AVX-512 (the one-cursor loop ran slower on the
-/// wider tiers than on the baseline; `docs/runs/simd-cursors`).
+/// SoA's four streams of 4), the same bytes and the same instructions run slower than SoA at
+/// 10M entities, the move alone carrying the gap, while the ECS with one component per
+/// coordinate runs at SoA speed (`bench --only ecs-vs-soa`, the one-cursor control:
+/// docs/results/ecs-vs-soa.md). Each entity's arithmetic is unchanged, so results are
+/// bit-identical. Four cursors at every count: in the caches too they are faster than one on
+/// every tier, and the one-cursor loop slows down with SIMD width (`docs/runs/simd-cursors`).
 #[inline(always)]
 fn move_interleaved<S: Scalar, P: Pair<S>, V: Pair<S>>(
     positions: &mut [P],

@@ -106,11 +106,10 @@ const PROOF_BLOCK: usize = 1024;
 /// since the list last changed. A copy that reads the storage's columns by row needs that for
 /// every row it reads; a reorder reads its rows in a new order, and checking each one where it
 /// lies (shipyard: the entity of each of seven packed arrays, seven random reads beside the
-/// values' own) was about a quarter of shipyard's sort. Proved a block at a time in storage
-/// order instead, the whole storage costs seven sequential reads a row, once until the next add
-/// or removal: at 1M, `Swarm::reorder` by group took 313-327 ms before and 225-231 ms with the
-/// proof, back by id 262-298 and 241-272 (three processes each, alternated, Intel Xeon,
-/// 2026-12-05); in the window, a sort by group 1,626-1,751 and 1,126-1,397 ms.
+/// values' own) is a large part of shipyard's sort. Proved a block at a time in storage order
+/// instead, the whole storage costs seven sequential reads a row, once until the next add or
+/// removal, and the sort is faster for it, headless and in the window (docs/results/order.md,
+/// "Sorting at 1M in the window, timed").
 #[derive(Debug, Default)]
 pub struct OrderProof {
     state: Mutex<Proved>,

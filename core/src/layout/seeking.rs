@@ -186,8 +186,8 @@ pub fn prefetch<T>(value: &T) {
 /// table's end). `table` is a layout's own list of handles, and the targets lie anywhere in it,
 /// so these are random reads, one for every entity a switch copies: each is prefetched
 /// [`PREFETCH_AHEAD`] targets ahead, so that their misses overlap instead of each stalling the
-/// work done with it (into `hecs` at 1M, with the swarm's own lookups done the same way, the
-/// copy went from 198-245 ms to 132-135 ms: `docs/runs/copy-prefetch-2026-12-05`).
+/// work done with it (with the swarm's own lookups done the same way, a switch's copy is faster
+/// for it: docs/results/switching.md, "How a switch is paced").
 pub fn prefetched_targets<'a, T: Copy>(
     table: &'a [T],
     targets: &'a [Option<usize>],

@@ -137,10 +137,9 @@ impl<S: Scalar> ShipyardLayout<S> {
     /// targets among the batch itself are set once it is. The ids deleted entities left are
     /// taken first, one entity at a time with every storage borrowed once; the rest go in one
     /// `bulk_add_entity`. A bulk add always takes fresh ids (shipyard 0.11's `bulk_generate`),
-    /// so a world that churned through bulk adds alone grew its entity index, and every
-    /// component's sparse array with it, by each spawn: at 1,343 entities and 7,973 spawns and
-    /// removals a frame, 150 MB resident after 200 frames and 515 MB after 800 (`replay` of
-    /// `count 1343`, `churn 7973`; the soak's seed 765187552 found it).
+    /// so a world that churned through bulk adds alone would grow its entity index, and every
+    /// component's sparse array with it, by each spawn, without bound (`replay` of `count 1343`,
+    /// `churn 7973` shows it; the soak's seed 765187552).
     fn spawn(&mut self, ids: &[u64], states: &[EntityState<S>], targets: Option<&[Option<usize>]>) {
         self.resolved.invalidate();
         let first = self.entities.len();
@@ -658,7 +657,7 @@ mod tests {
 
     /// Churn reuses the ids removed entities left: the entity index, and every component's
     /// sparse array with it, stays as large as the most entities alive at once (250 here).
-    /// Through bulk adds alone it grew by every spawn. Every other round half of its spawns
+    /// Through bulk adds alone it would grow by every spawn. Every other round half of its spawns
     /// reuse ids and half are fresh (one bulk add); in the others all reuse them (no bulk add).
     #[test]
     fn churn_reuses_the_ids_removals_leave() {

@@ -75,12 +75,12 @@ pub struct GatheredPoints {
 
 impl GatheredPoints {
     /// Gathers every entity's point into the buffer through wgpu's staging memory, or takes the
-    /// gpu layout's buffer. Returns the time spent gathering, which now includes writing the
-    /// points into the staging memory: the CPU copy that used to be the upload is gone. The
-    /// queue calls around it are left out of the gather's time: they can wait for the render
-    /// thread, which holds the queue while it submits the previous frame (pipelined rendering;
-    /// under lavapipe that is most of a frame, measured at ~290 ms of 305 at 1M), so that wait
-    /// stays in the frame's "rest", with the GPU's own copy, as before.
+    /// gpu layout's buffer. Returns the time spent gathering, which includes writing the points
+    /// into the staging memory: there is no CPU copy of them for an upload. The queue calls
+    /// around it are left out of the gather's time: they can wait for the render thread, which
+    /// holds the queue while it submits the previous frame (pipelined rendering; under lavapipe
+    /// that is most of a frame), so that wait stays in the frame's "rest", with the GPU's own
+    /// copy.
     pub fn gather(
         &mut self,
         driver: &mut entity_layouts::runtime::driver::Driver,
@@ -196,8 +196,8 @@ pub struct Drawing {
     /// change is still the other renderer's (timestamps arrive a few frames late).
     pub frames_since_change: u32,
     /// A software adapter (lavapipe): its timestamps do not cover a compute dispatch (the
-    /// compute renderer's measured draw stays at 5 ms from 10k to 10M points while its frame
-    /// grows by 25 ns a point; docs/results/drawing.md).
+    /// compute renderer's timed draw stays flat from 10k to 10M points while its frame grows
+    /// with every point; docs/results/drawing.md).
     software_adapter: bool,
 }
 

@@ -1,7 +1,8 @@
 //! The control renderer: one instanced quad (a four-vertex triangle strip) per point, blended
-//! additively by the rasterizer. On a GPU that is two tiny triangles per entity, on lavapipe
-//! about 0.7 µs of software rasterizing per point; both make the frame the renderer's past a few
-//! hundred thousand entities, which is why `compute` is the default. It stays as the control,
+//! additively by the rasterizer. On a GPU that is two tiny triangles per entity, on lavapipe the
+//! same two rasterized in software on the CPU; both make the frame the renderer's past a few
+//! hundred thousand entities (docs/results/drawing.md), which is why `compute` is the default.
+//! It stays as the control,
 //! and as what draws where the adapter cannot run the compute renderer.
 
 use std::num::NonZeroU64;

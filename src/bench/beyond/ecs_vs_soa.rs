@@ -15,10 +15,10 @@
 //! Control for the suspected cause of the tuned ECS's gap: the same tuned loop over a world whose
 //! position and velocity are split into one component per coordinate (`X`, `Y`, `Vx`, `Vy`), so
 //! its columns are exactly SoA's. If the gap closes, it was the interleaved `Position { x, y }`.
-//! And the tuned loop as it was before the flat-stream move: column slices, but one
+//! And two simpler forms of the tuned loop: column slices, but one
 //! `move_one(p.x, p.y, v.x, v.y)` per entity pair (`ecs-contiguous-pairs`), which the compiler
-//! did not vectorize; and the flat-stream loop with one cursor (`ecs-contiguous-one-cursor`),
-//! before the second cursor: the same bytes and instructions in two streams instead of four.
+//! does not vectorize; and the flat-stream loop with one cursor (`ecs-contiguous-one-cursor`):
+//! the same bytes and instructions in two streams instead of four.
 
 use bevy_ecs::prelude::{Component, QueryState, World};
 
@@ -130,17 +130,17 @@ impl SplitWorld {
     }
 }
 
-/// The tuned ECS's move loops as they were before, the later controls.
+/// The simpler forms of the tuned ECS's move loop, the later controls.
 #[derive(Clone, Copy)]
 enum OldMove {
     /// One `move_one(p.x, p.y, v.x, v.y)` per entity over the column slices, which the compiler
-    /// did not vectorize.
+    /// does not vectorize.
     Pairs,
     /// The flat-stream blocks with one cursor: two streams instead of SoA's four.
     OneCursor,
 }
 
-/// The tuned ECS's own world and regen, its move as it was written before.
+/// The tuned ECS's own world and regen, its move in one of the simpler forms ([`OldMove`]).
 struct OldLoopWorld {
     layout: EcsLayout<f32>,
     movers: QueryState<(
@@ -202,12 +202,10 @@ const REPS: usize = 5;
 /// Fresh allocations of SoA's columns per process, after the first.
 const DEALS: usize = 3;
 /// From this count on, only the first process builds the three control worlds and re-deals
-/// SoA's pages. A 10M process with them took 51 s on an AMD EPYC (docs/runs/full-2026-12-04,
-/// `ecs-vs-soa` n=10000000;rep=1). On an Intel Xeon, one without the re-deals took 48 s and one
-/// without the controls too 24 s (`bench --worker ecs-vs-soa --cell "n=10000000;rep=2"`,
-/// 2026-12-04): building six 10M populations is most of it. The controls' questions (is the gap
-/// the interleaved `Position`? does SoA's time move with its pages?) are asked at 1M in every
-/// process.
+/// SoA's pages: building six 10M populations is most of a 10M process's time
+/// (docs/runs/full-2026-12-04, `ecs-vs-soa` n=10000000;rep=1). The controls' questions (is the
+/// gap the interleaved `Position`? does SoA's time move with its pages?) are asked at 1M in
+/// every process.
 const CONTROLS_ONCE_FROM: usize = 10_000_000;
 
 fn reps(cfg: &BenchConfig) -> usize {

@@ -76,11 +76,11 @@ pub const FAR: usize = 1024;
 /// the rounds each is spread over (`Swarm::churn`, 1% of the population a round).
 const CHURNS: [(&str, usize); 3] = [("0", 0), ("0.1", 10), ("0.5", 50)];
 /// Layouts measured at 10M too: the hand-rolled columns and Bevy's tuned ECS, whose seek at
-/// 10M differs by its two columns against one `Position` (a 10M cell takes 36-55 s, `soa` 47 s:
-/// `bench --only order`, 2026-12-04, AMD EPYC, where five layouts there took 230 s).
+/// 10M differs by its two columns against one `Position`; a 10M cell is slow, and every layout
+/// at 10M would make the experiment far longer (`bench --only order`, docs/results/order.md).
 const AT_10M: [LayoutKind; 2] = [LayoutKind::Soa, LayoutKind::EcsContiguous];
-/// Samples per process at 1M and up: a seek pass there takes tens to hundreds of
-/// milliseconds, and the spread over processes is what the table shows.
+/// Samples per process at 1M and up: a seek pass there is slow, and the spread over processes
+/// is what the table shows.
 const FEW_SAMPLES: usize = 5;
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
@@ -97,8 +97,8 @@ fn layouts_at(n: usize) -> Vec<LayoutKind> {
 }
 
 /// Three processes at 1M for the layouts with a tuned seek, whose gains the headline quotes (one
-/// for the others), and one at 10M. Three of every layout at 100k and 1M took 12 minutes with
-/// five layouts at 10M (docs/runs/bench-first-try).
+/// for the others), and one at 10M: three of every layout would make the experiment too long
+/// (docs/runs/bench-first-try).
 fn reps_at(cfg: &BenchConfig, n: usize) -> usize {
     if n == 1_000_000 { cfg.pick(REPS, 1) } else { 1 }
 }

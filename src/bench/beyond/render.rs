@@ -43,9 +43,9 @@ const GPU_COUNT: usize = 100_000_000;
 const SETTLE_FRAMES: u64 = 5;
 
 fn sizes(_cfg: &BenchConfig) -> Vec<&'static str> {
-    // 1080p doubled the experiment (one 10M cell took 114 s, `bench --worker render --cell
-    // size=1920x1080:layout=soa:n=10000000:rep=0`, 2026-12-04, AMD EPYC); the app opens at 720p,
-    // and CI's screenshots are taken there.
+    // 1080p would double the experiment (its 10M cell is the slowest, `bench --worker render
+    // --cell size=1920x1080:layout=soa:n=10000000:rep=0`); the app opens at 720p, and CI's
+    // screenshots are taken there.
     vec!["1280x720"]
 }
 
@@ -96,16 +96,16 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 /// One process per cell: the renderers alternate in rounds inside it, which is what the ratio
-/// is read from (a 1M cell took 41 s under lavapipe on two cores, `bench --worker render --cell
-/// size=1280x720:layout=soa:n=1000000:rep=0`, 2026-12-04, AMD EPYC).
+/// is read from, and a cell is slow under lavapipe on two cores (`bench --worker render --cell
+/// size=1280x720:layout=soa:n=1000000:rep=0`).
 fn reps(_cfg: &BenchConfig) -> usize {
     1
 }
 
 /// Rounds (each renderer once) and steady frames per renderer per round: one round at 10M,
-/// where the quads took 4.7 s a frame on a software rasterizer and their settling frames
-/// most of the experiment (docs/runs/full-2026-12-04, 89 s of its 114); the renderers differ
-/// there by x14, far past what a drift in the machine's load could move.
+/// where the quads take seconds a frame on a software rasterizer and their settling frames most
+/// of the experiment (docs/runs/full-2026-12-04); the renderers differ there by far more than a
+/// drift in the machine's load could move (docs/results/drawing.md).
 fn rounds(cfg: &BenchConfig, n: usize) -> (usize, u64) {
     match (cfg.quick, n) {
         (true, _) => (2, 3),

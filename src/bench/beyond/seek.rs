@@ -38,13 +38,12 @@ pub struct Seek;
 
 pub const NAME: &str = "seek";
 /// Fresh processes per figure: two, where the question is the ranking, which turns over by
-/// factors, not by the few percent processes differ by (three took 8 minutes,
-/// docs/runs/bench-first-try).
+/// factors, not by the few percent processes differ by; a third would lengthen the run for
+/// nothing (docs/runs/bench-first-try).
 const REPS: usize = 2;
 /// Where instructions and misses are counted: the counts check's population, against its 1 MiB
-/// last level ([`CHECK_GEOMETRY`]), which it overflows as 1M overflow a 32 MiB one. At 1M under
-/// cachegrind one flecs cell ran for over four minutes before it was stopped (`bench --worker
-/// seek --cell count:flecs`, 2026-12-04, AMD EPYC).
+/// last level ([`CHECK_GEOMETRY`]), which it overflows as 1M overflow a 32 MiB one. At 1M,
+/// cachegrind is too slow for the run: a flecs cell alone would take minutes.
 const COUNTED_N: usize = CHECK_COUNT;
 /// The control's name in the records.
 const CONTROL: &str = "control";
@@ -113,9 +112,8 @@ impl FromStr for Seeks {
 pub const SOA_TARGET: f64 = 1.5;
 
 /// 10M is left to the `order` experiment (its idiomatic seek in id order at 10M is this table's
-/// row): one flecs process at 10M took 69 s (`bench --worker seek --cell
-/// frame:flecs:10000000:0`, 2026-12-04, AMD EPYC), and five processes of all nineteen layouts
-/// took most of this experiment's 73 minutes (docs/runs/seek).
+/// row): fresh processes of all nineteen layouts at 10M would take most of this experiment's
+/// time (docs/runs/seek).
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.counts_or(cfg.pick(vec![10_000, 100_000, 1_000_000], vec![10_000]))
 }

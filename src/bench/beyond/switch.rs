@@ -62,9 +62,8 @@ fn counts(cfg: &BenchConfig) -> Vec<usize> {
 }
 
 /// Both directions up to 1M; at 10M only the switch into each layout, the direction that
-/// builds the library's world (13 s into `ecs-table` at 10M, `bench --worker switch --cell
-/// ecs-table:into:10000000`, 2026-12-04, AMD EPYC; both directions at 10M took most of this
-/// experiment's 7.5 minutes, docs/runs/switch).
+/// builds the library's world: both directions at 10M would take most of this experiment's
+/// time (docs/runs/switch).
 /// Every CPU layout up to 1M; at 10M one of each family (the libraries' idiomatic forms, whose
 /// tuned forms fill the same worlds), which the 10 s target is read against.
 fn layouts_at(n: usize) -> Vec<LayoutKind> {

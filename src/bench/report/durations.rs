@@ -17,10 +17,9 @@ pub struct Typical {
 const XEON: &str = "Intel Xeon, 2 cores";
 
 /// The full run the docs are generated from: every experiment's cells (child processes
-/// included) summed from its `cells.jsonl`, in the order it ran them (27m 32s in all). The
-/// AMD EPYC is the slower host: the same experiments of the code of the day before summed to
-/// 42m 48s there (docs/runs/full-2026-12-04), so on it the first forecast is low until the
-/// first experiment sets the pace.
+/// included) summed from its `cells.jsonl`, in the order it ran them. The AMD EPYC is the
+/// slower host (docs/runs/full-2026-12-04), so on it the first forecast is low until the first
+/// experiment sets the pace.
 const FULL_RUN: &str = "docs/runs/full-2026-12-05-5";
 
 /// `(experiment, seconds, machine, source)` for full runs.
@@ -57,7 +56,7 @@ const FULL: &[(&str, f64, &str, &str)] = &[
 ];
 
 /// `bench --quick` on the final code: each experiment's cells (child processes included) summed
-/// from the run's `cells.jsonl` (106 s in all; `wall_s` 107 s end to end). The crossing search
+/// from the run's `cells.jsonl`. The crossing search
 /// finds no bracket at the quick counts.
 const QUICK_RUN: &str = "docs/runs/quick-2026-12-05";
 

@@ -26,8 +26,8 @@ pub const SETTLED_SAMPLES: usize = 7;
 pub const SETTLED_AFTER: Duration = Duration::from_secs(2);
 /// See [`SETTLED_SAMPLES`]: (p75 - p25) / p50.
 pub const SETTLED_SPREAD: f64 = 0.03;
-/// Warm-up work past the first pass is capped at this much: three warm-up passes of a 400 ms
-/// seek at 10M add more than a second and warm nothing that one pass did not.
+/// Warm-up work past the first pass is capped at this much: three warm-up passes of a slow
+/// seek at 10M would add seconds and warm nothing that one pass did not.
 pub const WARMUP_CAP: Duration = Duration::from_millis(500);
 
 impl Method {

@@ -8,8 +8,8 @@
 //! scaled by how fast this machine ran the experiments it has finished against their typical
 //! durations; for the experiment now running, that scaled duration less the time it has run.
 //! With nothing finished yet it is the typical duration. The pace is read from whole experiments
-//! only: the cells inside one differ by a hundredfold (`layouts` at 1k and at 10M), so a pace
-//! read from its first cells put a 43-minute run at 11 minutes (docs/runs/full-2026-12-04,
+//! only: the cells inside one differ by orders of magnitude (`layouts` at 1k and at 10M), so a
+//! pace read from its first cells forecasts a full run far too short (docs/runs/full-2026-12-04,
 //! progress.log).
 
 use std::fs::{File, OpenOptions};
@@ -390,13 +390,10 @@ mod tests {
     #[test]
     fn a_full_runs_forecast_stays_within_a_fifth_of_its_real_duration_once_paced() {
         // Five runs replayed against the typical durations of the docs' run (an Intel Xeon),
-        // all on the same host type: the docs' two runs before it (the code before shipyard
-        // proved its arrays' order a block at a time, and before its layouts reused removed
-        // ids), two of the code before the tuned seek lost its branches
-        // (and the tuned ECS its one-cursor loop), and one of the code of the day before. The
-        // AMD EPYC's run of 2026-12-04 is not replayed: its `ecs-vs-soa` ran a third of today's
-        // cells, so the pace read after it is off by that change, not by the estimate (28% low
-        // at the next experiment). Each journal is named by its path, which is how the check
+        // all on the same host type, of other builds of the code. The AMD EPYC's run of
+        // 2026-12-04 is not replayed: its `ecs-vs-soa` ran far fewer cells than the experiment
+        // runs now, so the pace read after it is off by that change, not by the estimate. Each
+        // journal is named by its path, which is how the check
         // that every committed file is read (tests/docs_links.rs) sees what this test reads.
         for journal in [
             "docs/runs/full-2026-12-05-4/cells.jsonl",

@@ -20,10 +20,10 @@ pub const NAME: &str = "counters";
 pub const REAL: &str = "real";
 pub const SIMULATED: &str = "simulated";
 
-/// The count the full run counts at: the C++ article's, past the L2. 10k, in cache, counted the
-/// same instructions per entity as 1M and next to no misses; 10M took most of this experiment's
-/// 25 minutes under cachegrind (docs/runs/counters) and counted the same instructions and L1d
-/// misses per entity as 1M; only its last-level misses differ, which the counts check sees at
+/// The count the full run counts at: the C++ article's, past the L2. 10k, in cache, counts the
+/// same instructions per entity as 1M and next to no misses; 10M takes most of this
+/// experiment's time under cachegrind (docs/runs/counters) and counts the same instructions and
+/// L1d misses per entity as 1M; only its last-level misses differ, which the counts check sees at
 /// 100k against a 1 MiB last level (`cargo bench --bench counts`). `--quick` counts at 10k.
 pub fn default_counts(cfg: &BenchConfig) -> Vec<usize> {
     cfg.counts_or(cfg.pick(vec![1_000_000], vec![10_000]))

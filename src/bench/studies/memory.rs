@@ -66,8 +66,8 @@ impl FromStr for Built {
 }
 
 fn counts(cfg: &BenchConfig) -> Vec<usize> {
-    // 1M, the JS study's count; at 10M every layout held within 7% of its bytes per entity at
-    // 1M (docs/runs/suite).
+    // 1M, the JS study's count; at 10M every layout holds about its bytes per entity at 1M
+    // (docs/runs/suite).
     cfg.counts_or(cfg.pick(vec![1_000_000], vec![100_000]))
 }
 

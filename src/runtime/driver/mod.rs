@@ -53,8 +53,8 @@ pub const GROW_CHUNK: usize = 250_000;
 
 /// How long one call of [`Driver::load_step`] fills before it lets the window draw its progress:
 /// a window that answers four times a second still reads as alive, and the fill keeps most of
-/// the time even where a frame of millions of points takes 150 ms to draw in software (with
-/// 100 ms slices, 10M into `ecs-table` loaded in 20.6 s in the window, most of it drawing).
+/// the time even where a frame of millions of points is slow to draw in software (shorter
+/// slices spend most of a load drawing).
 pub const LOAD_SLICE: Duration = Duration::from_millis(250);
 
 /// The live simulation: a swarm, the count it is growing or shrinking to, the settings a person

@@ -314,8 +314,8 @@ fn progress_says_how_far_a_switch_has_come() {
     );
 }
 
-/// The share follows the frames the driver runs: with frames of ~40 ms that do not copy,
-/// a switch may copy for half of that, not for the 4 ms of 60 Hz.
+/// The share follows the frames the driver runs: with slow frames that do not copy, a switch
+/// may copy for half of each, not for the floor of 60 Hz (`pace::MIN_SHARE`).
 #[test]
 fn the_share_of_a_frame_follows_the_frames_run() {
     let mut d = driver(LayoutKind::Soa, 2);

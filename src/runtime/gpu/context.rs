@@ -56,8 +56,9 @@ impl GpuContext {
             ));
         }
         // Lavapipe offers timestamps, and headless they agree with the wall clock (`bench --only
-        // gpu`: 6.55 ms vs 6.74 ms at 1M); inside the app they read 0.17 ms at 1M and 0.22 ms at
-        // 4M, where the wall time is ~8 ms at 1M. A software adapter's timestamps are not shown.
+        // gpu`); inside the app they read a small fraction of the wall time, so a software
+        // adapter's timestamps are not shown (docs/results/gpu.md, "Simulate: the gpu layout
+        // against SoA").
         let software = info.device_type == wgpu::DeviceType::Cpu;
         let has_timestamp_queries = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let timestamps = has_timestamp_queries && !software;

@@ -99,7 +99,7 @@ impl<S: AllLayouts> Swarm<S> {
 
     /// Waits until the layouts replaced by transitions are freed. Allocating while another
     /// thread frees scrambles the order in which the allocator hands memory back (a boxed layout
-    /// built then runs up to twice as slow, measured with `bench --only switch`), so every
+    /// built then runs slower, as `bench --only switch` shows), so every
     /// operation that allocates entities waits first; a benchmark also waits so that the freeing
     /// does not compete with what it measures next. Instant when nothing is being freed.
     pub fn wait_for_frees(&mut self) {

@@ -8,8 +8,8 @@ use crate::workload::GROUPS;
 /// built on the request's frame. Ids are issued in increasing order and never reused, so the
 /// ids alive at the request are found by walking the ids issued below it (by group, each
 /// group's ids [`GROUPS`] apart), and those spawned since follow in spawn order. Building that
-/// list at the request took 136-338 ms at 10M in `soa` (sorting by group; 58 ms by id), all in
-/// the frame of the key press (a probe of `Driver::frame_step`, Intel Xeon, 2026-12-04). Where
+/// list at the request would stall the frame of the key press at 10M (docs/results/order.md,
+/// "Sorting at 1M in the window, timed"). Where
 /// the id index is a hash map (far more ids issued than alive), the walk would mostly meet dead
 /// ids: the ids are listed up front instead.
 #[derive(Clone, Debug)]

@@ -506,8 +506,8 @@ mod tests {
 
     /// A shrink while the switch's world is being prepared for the count at the request: the
     /// world that lands is rebuilt for what is left, so no room for the entities gone outlives
-    /// the switch (the soak's seed 107177123: 32 MB kept by a Bevy world prepared for 811,172
-    /// entities and landing with 10,000).
+    /// the switch (the soak's seed 107177123: a Bevy world prepared for 811,172 entities,
+    /// landing with 10,000, would keep the room for the rest).
     #[test]
     fn a_shrink_while_a_prepared_switch_is_pending_leaves_no_room_behind() {
         let n = 2 * PREPARE_FROM;

@@ -926,8 +926,8 @@ mod tests {
 
     // ---- Shrink. ----
 
-    /// The soak's find (its seed 107177123: a world prepared for 811,172 entities landed with
-    /// 10,000 and kept the room): a shrink while the layout is prepared for the count at the
+    /// The soak's seed 107177123 (a world prepared for 811,172 entities, landing with 10,000,
+    /// would keep the room): a shrink while the layout is prepared for the count at the
     /// request leaves no room behind once the switch lands.
     #[test]
     fn a_shrink_while_preparing_lands_with_no_room_for_the_entities_gone() {

@@ -1,6 +1,8 @@
 //! The regression check that noise cannot break: each layout's simulated per-entity counts at a
 //! CI-sized population, compared with a committed baseline (`benches/counts-baseline.json`).
-//! Wall-clock ratios on shared 2-core VMs swing by 25% from run to run; cachegrind's counts of
+//! Wall-clock ratios on shared 2-core VMs swing from run to run by more than a regression moves
+//! them (docs/results/ecs-vs-soa.md, "Earlier runs: four cursors, and the 10M swing");
+//! cachegrind's counts of
 //! the same binary are exact, so a tolerance of a few percent catches a kernel that got slower
 //! (more instructions, more misses) and nothing else.
 //!
