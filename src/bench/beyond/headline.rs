@@ -580,8 +580,8 @@ fn seek_rows(all: &[Record]) -> Vec<Vec<String>> {
         Some(ecs / soa)
     };
     // Only seek's ratio: the move + regen ratio is the tuned ECS row's, measured in interleaved
-    // rounds; the `seek` experiment's frames, one layout a process, gave a second answer to the
-    // same question (x0.91 against x1.10 in docs/runs/full-2026-12-04).
+    // rounds; the `seek` experiment's frames, one layout a process, would give a second and less
+    // steady answer to the same question.
     rows.push(row(
         "Bevy's tuned ECS against SoA in `seek`, 1M, one thread (f32; medians); in move + regen, see the tuned ECS row",
         match ratio(Metric::SeekMs) {
