@@ -496,7 +496,12 @@ fn prose_bytes(text: &str) -> usize {
 
 #[test]
 fn the_guides_answer_in_one_screen() {
-    for page in ["docs/app.md", "docs/bench.md", "docs/layouts.md", "docs/code.md"] {
+    for page in [
+        "docs/app.md",
+        "docs/bench.md",
+        "docs/layouts.md",
+        "docs/code.md",
+    ] {
         let text = std::fs::read_to_string(Path::new(ROOT).join(page)).unwrap();
         assert!(
             text.len() <= PAGE_BYTES,
@@ -504,7 +509,10 @@ fn the_guides_answer_in_one_screen() {
             text.len()
         );
     }
-    assert_eq!(prose_bytes("ab<!-- generated:x -->\n123\n<!-- /generated -->cd"), 4);
+    assert_eq!(
+        prose_bytes("ab<!-- generated:x -->\n123\n<!-- /generated -->cd"),
+        4
+    );
 }
 
 /// Words a reader cannot look up: a commit hash (seven or more hex digits, letters and digits
@@ -513,7 +521,9 @@ fn unreadable_words(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for word in text.split(|c: char| !c.is_ascii_alphanumeric()) {
         let hex = word.len() >= 7
-            && word.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
             && word.chars().any(|c| c.is_ascii_digit())
             && word.chars().any(|c| c.is_ascii_alphabetic());
         if hex || word.eq_ignore_ascii_case("session") {

@@ -17,11 +17,11 @@ pub fn table(records: &[Record]) -> String {
         .filter(|r| r.experiment == layouts::NAME)
         .cloned()
         .collect();
-    let mut header = vec!["layout".to_string()];
-    header.extend(COUNTS.iter().map(|&n| fmt_count(n)));
-    header.push(format!("breaks {BUDGET_MS:.2} ms at"));
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let rows: Vec<Vec<String>> = FRONT_PAGE
+    let mut titles = vec!["layout".to_string()];
+    titles.extend(COUNTS.iter().map(|&n| fmt_count(n)));
+    titles.push(format!("breaks {BUDGET_MS:.2} ms at"));
+    let mut header: Vec<&str> = titles.iter().map(String::as_str).collect();
+    let mut rows: Vec<Vec<String>> = FRONT_PAGE
         .iter()
         .map(|kind| {
             let mut row = vec![format!("{} (`{kind}`)", kind.label())];
@@ -38,8 +38,70 @@ pub fn table(records: &[Record]) -> String {
             row
         })
         .collect();
+    // A column the run has no figure for is left out and named, rather than shown as dashes.
+    let mut missing = Vec::new();
+    for column in (1..header.len()).rev() {
+        if rows.iter().all(|row| row[column] == "-") {
+            missing.push(header.remove(column).to_string());
+            rows.iter_mut().for_each(|row| {
+                row.remove(column);
+            });
+        }
+    }
+    let missing = if missing.is_empty() {
+        String::new()
+    } else {
+        missing.reverse();
+        format!(
+            "\nThis run has no f32 figure for: {}; a full run of the current bench measures them.\n",
+            missing.join(", ")
+        )
+    };
     format!(
-        "ms per frame, f32, move + regen, one thread (a dash: not in this run):\n\n{}",
+        "ms per frame, f32, move + regen, one thread:\n\n{}{missing}",
         crate::bench::report::format::table(&header, &rows)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::LayoutKind;
+
+    #[test]
+    fn the_table_leaves_out_and_names_the_columns_the_run_lacks() {
+        let records: Vec<Record> = FRONT_PAGE
+            .iter()
+            .flat_map(|kind| {
+                [10_000, 100_000, 1_000_000].map(|n| {
+                    Record::new(layouts::NAME, *kind, "f32", n).value(
+                        Metric::FrameMs,
+                        "ms",
+                        n as f64 / 1e6,
+                    )
+                })
+            })
+            .chain([
+                Record::new("crossings", LayoutKind::Soa, "f32", 8_000_000).value(
+                    Metric::BreaksBudgetAt,
+                    "entities",
+                    8e6,
+                ),
+            ])
+            .collect();
+        let md = table(&records);
+        assert!(
+            md.contains("| layout | 10,000 | 100,000 | 1,000,000 | breaks 16.67 ms at |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| SoA (Vec per field) (`soa`) | 0.0100 | 0.100 | 1.00 | 8,000,000 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Vec<Box<Entity>> (`boxed`) | 0.0100 | 0.100 | 1.00 | - |"),
+            "{md}"
+        );
+        assert!(md.contains("no f32 figure for: 10,000,000;"), "{md}");
+    }
 }
