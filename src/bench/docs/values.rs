@@ -54,7 +54,7 @@ fn parse(spec: &str) -> Result<Spec<'_>, String> {
     })
 }
 
-fn field<'r>(record: &'r Record, key: &str) -> String {
+fn field(record: &Record, key: &str) -> String {
     match key {
         "n" => record.n.to_string(),
         "scalar" => record.scalar.clone(),
