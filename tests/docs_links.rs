@@ -480,18 +480,27 @@ const PAGE_BYTES: usize = 16_000;
 /// A results page's own words, outside its generated blocks, at most.
 const PROSE_BYTES: usize = 6_000;
 
-/// The bytes of `text` outside its `<!-- generated:NAME -->` blocks.
+/// The bytes a reader sees of `text` outside its `<!-- generated:NAME -->` blocks: an inline
+/// value's markers are not read, only its figure.
 fn prose_bytes(text: &str) -> usize {
-    let mut generated = 0;
+    let mut hidden = 0;
     let mut rest = text;
     while let Some(start) = rest.find("<!-- generated:") {
         let end = rest[start..]
             .find("<!-- /generated -->")
             .map_or(rest.len(), |e| start + e + "<!-- /generated -->".len());
-        generated += end - start;
+        hidden += end - start;
         rest = &rest[end..];
     }
-    text.len() - generated
+    let mut rest = text;
+    while let Some(start) = rest.find("<!-- value:") {
+        let end = rest[start..]
+            .find(" -->")
+            .map_or(rest.len(), |e| start + e + 4);
+        hidden += end - start + "<!-- /value -->".len();
+        rest = &rest[end..];
+    }
+    text.len() - hidden
 }
 
 #[test]

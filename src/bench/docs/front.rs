@@ -53,8 +53,14 @@ pub fn table(records: &[Record]) -> String {
     } else {
         missing.reverse();
         format!(
-            "\nThis run has no f32 figure for: {}; a full run of the current bench measures them.\n",
-            missing.join(", ")
+            "\nNot in this run, so left out: the column{} {}. A full run of `entity-layouts bench` measures {}.\n",
+            if missing.len() == 1 { "" } else { "s" },
+            missing
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            if missing.len() == 1 { "it" } else { "them" },
         )
     };
     format!(
@@ -102,6 +108,6 @@ mod tests {
             md.contains("| Vec<Box<Entity>> (`boxed`) | 0.0100 | 0.100 | 1.00 | - |"),
             "{md}"
         );
-        assert!(md.contains("no f32 figure for: 10,000,000;"), "{md}");
+        assert!(md.contains("the column \"10,000,000\". A full run"), "{md}");
     }
 }

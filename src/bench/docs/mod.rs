@@ -266,10 +266,34 @@ fn blocks(page: &Path, text: &str) -> Result<Vec<Block>, String> {
 
 /// `text` with every inline value filled from `records`; each value whose figure differs is
 /// named in `outcome.differ`, with what the page says and what the run gives.
+/// The records inline values read: the cited run's, and any other committed run a value names
+/// (`run=FOLDER`, a folder under docs/runs), each read once.
+struct ValueSources<'a> {
+    root: &'a Path,
+    cited: &'a [Record],
+    others: std::collections::HashMap<String, Vec<Record>>,
+}
+
+impl ValueSources<'_> {
+    fn records(&mut self, run: Option<&str>) -> Result<&[Record], String> {
+        let Some(folder) = run else {
+            return Ok(self.cited);
+        };
+        if !self.others.contains_key(folder) {
+            let path = self.root.join(RUNS).join(folder).join("results.json");
+            let saved = read_results(&path).map_err(|e| {
+                format!("run={folder}: {e} (a folder under {RUNS} holding a results.json)")
+            })?;
+            self.others.insert(folder.to_string(), saved.records);
+        }
+        Ok(&self.others[folder])
+    }
+}
+
 fn fill_values(
     page: &Path,
     text: &str,
-    records: &[Record],
+    sources: &mut ValueSources<'_>,
     outcome: &mut Outcome,
 ) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
@@ -293,8 +317,10 @@ fn fill_values(
                     values::CLOSE
                 )
             })?;
+        let (run, rest) = values::split_run(spec);
+        let records = sources.records(run)?;
         let wanted =
-            values::figure(spec, records).map_err(|e| format!("{}: {e}", page.display()))?;
+            values::figure(&rest, records).map_err(|e| format!("{}: {e}", page.display()))?;
         outcome.blocks += 1;
         let says = &text[inner_start..close];
         if says != wanted {
@@ -351,6 +377,11 @@ pub fn generate(
     check: bool,
 ) -> Result<Outcome, BenchError> {
     let mut outcome = Outcome::default();
+    let mut sources = ValueSources {
+        root,
+        cited: &run.saved.records,
+        others: Default::default(),
+    };
     for page in pages {
         let path = root.join(page);
         let text = std::fs::read_to_string(&path).map_err(|e| BenchError::Unwritable {
@@ -391,7 +422,7 @@ pub fn generate(
         }
         rewritten.push_str(&text[copied..]);
         let rewritten =
-            fill_values(page, &rewritten, &run.saved.records, &mut outcome).map_err(|reason| {
+            fill_values(page, &rewritten, &mut sources, &mut outcome).map_err(|reason| {
                 BenchError::Unwritable {
                     path: path.display().to_string(),
                     reason,

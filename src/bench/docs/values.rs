@@ -8,7 +8,9 @@
 //! The spec names an experiment, a subject (a layout or a control kernel) and a metric, then
 //! `key=value` filters (`n`, `scalar`, `threads`, `param`) until exactly one record matches; the
 //! figure is that record's median, formatted as the tables format it ([`fmt_num`]). A spec that
-//! matches no record, or several, is an error that says which filters tell them apart.
+//! matches no record, or several, is an error that says which filters tell them apart. A figure
+//! from another committed run (another machine's, say) names it: `run=FOLDER`, a folder under
+//! docs/runs, is read instead of the run the pages cite.
 
 use crate::bench::report::format::fmt_num;
 use crate::bench::report::record::Record;
@@ -52,6 +54,22 @@ fn parse(spec: &str) -> Result<Spec<'_>, String> {
         metric,
         filters,
     })
+}
+
+/// The `run=FOLDER` token of `spec`, if it has one, and the spec without it.
+pub fn split_run(spec: &str) -> (Option<&str>, String) {
+    let mut run = None;
+    let rest: Vec<&str> = spec
+        .split_whitespace()
+        .filter(|w| match w.strip_prefix("run=") {
+            Some(folder) => {
+                run = Some(folder);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (run, rest.join(" "))
 }
 
 fn field(record: &Record, key: &str) -> String {

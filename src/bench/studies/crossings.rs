@@ -269,9 +269,23 @@ impl Experiment for Crossings {
                     .layout(kind.name())
                     .scalar("f32")
                     .find(mine);
+                let swept_f32 = Query::metric(Metric::FrameMs)
+                    .layout(kind.name())
+                    .scalar("f32")
+                    .n(top as u64)
+                    .find(all)
+                    .is_some();
+                let missing = if swept_f32 {
+                    not_found("budget")
+                } else {
+                    format!(
+                        "needs the `layouts` sweep's f32 cell at {}",
+                        fmt_count(top as u64)
+                    )
+                };
                 vec![
                     format!("`{kind}` breaks {BUDGET_MS:.2} ms"),
-                    found.map_or(not_found("budget"), |r| {
+                    found.map_or(missing, |r| {
                         format!("{} ({})", fmt_count(r.p50 as u64), r.param)
                     }),
                 ]
