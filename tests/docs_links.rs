@@ -194,7 +194,7 @@ fn every_quoted_docs_path_exists() {
             }
         }
     }
-    assert!(checked >= 5, "only {checked} quoted paths found");
+    assert!(checked >= 1, "only {checked} quoted paths found");
     assert!(
         missing.is_empty(),
         "quoted paths that do not exist:\n{}",
