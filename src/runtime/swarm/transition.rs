@@ -500,6 +500,7 @@ mod tests {
     use crate::runtime::swarm::{Purpose, Swarm};
     use crate::threads::Threads;
     use crate::workload::Dt;
+    use std::time::{Duration, Instant};
 
     const BIG: usize = PREPARE_FROM + 3_000;
 
@@ -1021,6 +1022,29 @@ mod tests {
             );
             assert_eq!(moving.len(), 2_000);
         }
+    }
+
+    #[test]
+    fn a_move_to_grow_from_no_population_waits_for_its_prepared_layout() {
+        // A population of none lands a switch at once, but a move to grow only once its layout
+        // is prepared: landing early would leave the growth to the unprepared layout.
+        let mut moving = swarm(LayoutKind::EcsTable, 0);
+        assert!(moving.rehome_to_grow(BIG));
+        let started = Instant::now();
+        while moving.transition.is_some() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the prepared layout was never adopted"
+            );
+            moving.copy_step(usize::MAX);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            moving.layout.prepared_room() >= BIG,
+            "landed in a layout prepared for {} entities, not {BIG}",
+            moving.layout.prepared_room()
+        );
+        assert_eq!(moving.len(), 0);
     }
 
     // ---- Landing. ----
