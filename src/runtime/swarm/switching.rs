@@ -312,7 +312,10 @@ impl<S: AllLayouts> Swarm<S> {
         } = landing;
         self.let_go(leftover);
         let old = std::mem::replace(&mut self.layout, layout);
+        // The layout that lands runs what is asked for, however it was made (a prepared layout
+        // is configured when adopted; this holds for every way a copy comes to be).
         self.simd_in_use = self.layout.set_simd(self.settings.simd);
+        self.layout.set_seek_kernel(self.settings.seek_kernel);
         self.freeing.free(old);
         match kind {
             Kind::Sort(sorting) => {

@@ -1030,6 +1030,12 @@ mod tests {
         // is prepared: landing early would leave the growth to the unprepared layout.
         let mut moving = swarm(LayoutKind::EcsTable, 0);
         assert!(moving.rehome_to_grow(BIG));
+        // A churn round of nothing is an event that may land a transition.
+        moving.churn(0).unwrap();
+        assert!(
+            moving.transition.is_some(),
+            "the move to grow landed before its layout was prepared"
+        );
         let started = Instant::now();
         while moving.transition.is_some() {
             assert!(
