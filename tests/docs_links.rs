@@ -635,6 +635,21 @@ fn the_front_page_is_at_most_10_kb_and_links_to_the_docs_pages() {
 }
 
 #[test]
+fn the_front_page_answers_in_its_first_forty_lines() {
+    // What Bevy's archetype ECS, SoA, AoS and boxed objects cost per frame, without scrolling.
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let first: Vec<&str> = readme.lines().take(40).collect();
+    for layout in ["`ecs-table`", "`soa`", "`aos`", "`boxed`"] {
+        assert!(
+            first
+                .iter()
+                .any(|l| l.starts_with("| ") && l.contains(&format!("({layout})"))),
+            "README's first 40 lines have no table row for {layout}"
+        );
+    }
+}
+
+#[test]
 fn the_checker_finds_what_is_broken() {
     // The mutation check: a page with a missing file, a missing heading and a link inside code.
     let page = "# Top\n\n## A section\n[ok](#a-section) [bad](#nowhere) `[code](nowhere.md)`\n```\n[fenced](nowhere.md)\n```\n![img](img/x.png)\n";
