@@ -232,40 +232,69 @@ struct Block {
     inner: std::ops::Range<usize>,
 }
 
-/// Every marked block of `text`, in order; a marker left open or a block inside a block is an
-/// error that names the page and the block.
-fn blocks(page: &Path, text: &str) -> Result<Vec<Block>, String> {
+/// A kind of marked span on a page: a generated block, or an inline value. Each opens with
+/// `open`, a name (or spec) and ` -->`, and ends at `close`.
+struct Marker {
+    open: &'static str,
+    close: &'static str,
+    what: &'static str,
+}
+
+const BLOCK: Marker = Marker {
+    open: OPEN,
+    close: CLOSE,
+    what: "block",
+};
+
+const VALUE: Marker = Marker {
+    open: values::OPEN,
+    close: values::CLOSE,
+    what: "value",
+};
+
+/// Every span of `marker`'s kind in `text`, in order; a marker left open or a span inside a span
+/// of the same kind is an error that names the page and the span.
+fn marked(page: &Path, text: &str, marker: &Marker) -> Result<Vec<Block>, String> {
+    let Marker { open, close, what } = *marker;
     let mut out = Vec::new();
     let mut at = 0;
-    while let Some(start) = text[at..].find(OPEN).map(|i| i + at) {
-        let name_start = start + OPEN.len();
+    while let Some(start) = text[at..].find(open).map(|i| i + at) {
+        let name_start = start + open.len();
         let name_end = text[name_start..]
             .find(OPEN_END)
             .map(|i| i + name_start)
-            .ok_or_else(|| format!("{}: a generated marker is not closed", page.display()))?;
+            .ok_or_else(|| format!("{}: a {what} marker is not closed", page.display()))?;
         let name = text[name_start..name_end].trim().to_string();
         let inner_start = name_end + OPEN_END.len();
-        let close = text[inner_start..]
-            .find(CLOSE)
+        let end = text[inner_start..]
+            .find(close)
             .map(|i| i + inner_start)
-            .ok_or_else(|| format!("{}: block '{name}' has no {CLOSE} after it", page.display()))?;
-        if text[inner_start..close].contains(OPEN) {
+            .ok_or_else(|| {
+                format!(
+                    "{}: {what} '{name}' has no {close} after it",
+                    page.display()
+                )
+            })?;
+        if text[inner_start..end].contains(open) {
             return Err(format!(
-                "{}: block '{name}' holds another generated block before its {CLOSE}",
+                "{}: {what} '{name}' holds another {what} before its {close}",
                 page.display()
             ));
         }
         out.push(Block {
             name,
-            inner: inner_start..close,
+            inner: inner_start..end,
         });
-        at = close + CLOSE.len();
+        at = end + close.len();
     }
     Ok(out)
 }
 
-/// `text` with every inline value filled from `records`; each value whose figure differs is
-/// named in `outcome.differ`, with what the page says and what the run gives.
+/// Every generated block of `text`, in order.
+fn blocks(page: &Path, text: &str) -> Result<Vec<Block>, String> {
+    marked(page, text, &BLOCK)
+}
+
 /// The records inline values read: the cited run's, and any other committed run a value names
 /// (`run=FOLDER`, a folder under docs/runs), each read once.
 struct ValueSources<'a> {
@@ -290,6 +319,8 @@ impl ValueSources<'_> {
     }
 }
 
+/// `text` with every inline value filled from `sources`; each value whose figure differs is
+/// named in `outcome.differ`, with what the page says and what the run gives.
 fn fill_values(
     page: &Path,
     text: &str,
@@ -298,40 +329,30 @@ fn fill_values(
 ) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    while let Some(start) = text[at..].find(values::OPEN).map(|i| i + at) {
-        let spec_start = start + values::OPEN.len();
-        let spec_end = text[spec_start..]
-            .find(OPEN_END)
-            .map(|i| i + spec_start)
-            .ok_or_else(|| format!("{}: a value marker is not closed", page.display()))?;
-        let spec = text[spec_start..spec_end].trim();
-        let inner_start = spec_end + OPEN_END.len();
-        let close = text[inner_start..]
-            .find(values::CLOSE)
-            .map(|i| i + inner_start)
-            .filter(|&c| !text[inner_start..c].contains('\n'))
-            .ok_or_else(|| {
-                format!(
-                    "{}: value '{spec}' has no {} on its line",
-                    page.display(),
-                    values::CLOSE
-                )
-            })?;
+    for value in marked(page, text, &VALUE)? {
+        let spec = value.name.as_str();
+        let says = &text[value.inner.clone()];
+        if says.contains('\n') {
+            return Err(format!(
+                "{}: value '{spec}' has no {} on its line",
+                page.display(),
+                values::CLOSE
+            ));
+        }
         let (run, rest) = values::split_run(spec);
         let records = sources.records(run)?;
         let wanted =
             values::figure(&rest, records).map_err(|e| format!("{}: {e}", page.display()))?;
         outcome.blocks += 1;
-        let says = &text[inner_start..close];
         if says != wanted {
             outcome.differ.push(format!(
                 "{}: value '{spec}' (the page says {says}, the run gives {wanted})",
                 page.display()
             ));
         }
-        out.push_str(&text[at..inner_start]);
+        out.push_str(&text[at..value.inner.start]);
         out.push_str(&wanted);
-        at = close;
+        at = value.inner.end;
     }
     out.push_str(&text[at..]);
     Ok(out)
@@ -457,6 +478,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(nested.contains("'a'"), "{nested}");
+    }
+
+    #[test]
+    fn a_value_is_one_figure_on_one_line() {
+        let page = Path::new("docs/results/x.md");
+        let mut sources = ValueSources {
+            root: Path::new("."),
+            cited: &[],
+            others: Default::default(),
+        };
+        let mut outcome = Outcome::default();
+        let split = "a <!-- value:layouts soa frame_ms -->1\n2<!-- /value -->";
+        let err = fill_values(page, split, &mut sources, &mut outcome).unwrap_err();
+        assert!(err.contains("on its line"), "{err}");
+        let open = fill_values(
+            page,
+            "a <!-- value:layouts soa frame_ms -->1",
+            &mut sources,
+            &mut outcome,
+        )
+        .unwrap_err();
+        assert!(
+            open.contains("value 'layouts soa frame_ms' has no"),
+            "{open}"
+        );
     }
 
     #[test]
