@@ -23,7 +23,9 @@
 #![forbid(unsafe_code)]
 
 // The storage core, a crate of its own (see its docs for why), under the names it always had.
-pub use entity_layouts_core::{error, layout, memory, order, scalar, simd, threads, workload};
+pub use entity_layouts_core::{
+    error, layout, memory, neighbours, order, scalar, simd, threads, workload,
+};
 
 pub mod bench;
 pub mod commands;

@@ -63,4 +63,25 @@ pub enum SimError {
         layout: String,
         reason: String,
     },
+
+    #[error(
+        "a target of {value} neighbours is not accepted; accepted: {min} to {max} neighbours per entity"
+    )]
+    BadNeighbours { value: f64, min: f64, max: f64 },
+
+    #[error(
+        "a neighbour radius of {value} is not accepted; accepted: a radius above 0 and at most {max:.1} world units"
+    )]
+    BadRadius { value: f64, max: f64 },
+
+    #[error(
+        "a neighbour radius of {radius:.2} at {count} entities would have each entity test about {candidates:.0} others a frame (at most {max} are accepted); accepted at this count: a radius up to {largest:.2} world units, or fewer entities; nothing was changed"
+    )]
+    TooManyNeighbours {
+        radius: f64,
+        count: usize,
+        candidates: f64,
+        largest: f64,
+        max: f64,
+    },
 }

@@ -20,6 +20,8 @@
 //! - [`threads`]: one thread or all cores, through Bevy's task pool.
 //! - [`simd`]: the vector width the hot kernels run at, chosen at run time.
 //! - [`memory`]: bytes per entity, resident and available memory, handing memory back.
+//! - [`neighbours`]: the grid that finds who is near whom, and the two forms of the neighbour
+//!   pass.
 //! - [`order`]: which entity sits next to which (by id, or by seek group), and the sort key.
 //! - [`layout`]: the storages under test, one file each, one trait.
 //! - [`values`]: the core's values as a person types them (layout, threads, SIMD tier, pattern).
@@ -37,6 +39,7 @@
 pub mod error;
 pub mod layout;
 pub mod memory;
+pub mod neighbours;
 pub mod order;
 pub mod scalar;
 pub mod simd;

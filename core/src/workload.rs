@@ -136,39 +136,69 @@ impl SpawnPattern {
 }
 
 /// Which systems a frame runs. `move` and `regen` stream over each entity's own fields (the
-/// pattern data-oriented layouts always win); `seek` reads another entity by handle, the other
-/// side of the coin. Order within a frame: seek, move, regen.
+/// pattern data-oriented layouts always win); `seek` reads another entity by handle; `avoid`
+/// reads every entity near it, through a grid ([`crate::neighbours`]). Order within a frame:
+/// seek, avoid, move, regen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Systems {
-    /// `move + regen`: what the app was built around, and its default.
-    #[default]
-    MoveRegen,
-    /// `move + regen + seek`.
-    WithSeek,
+pub struct Systems {
+    pub seek: bool,
+    pub avoid: bool,
 }
 
 impl Systems {
-    pub const BOTH: [Systems; 2] = [Systems::MoveRegen, Systems::WithSeek];
+    /// `move + regen`: what the app was built around, and its default.
+    pub const MOVE_REGEN: Systems = Systems {
+        seek: false,
+        avoid: false,
+    };
+    /// `move + regen + seek`.
+    pub const WITH_SEEK: Systems = Systems {
+        seek: true,
+        avoid: false,
+    };
+    /// `move + regen + avoid`.
+    pub const WITH_AVOID: Systems = Systems {
+        seek: false,
+        avoid: true,
+    };
+    /// Every system.
+    pub const ALL: Systems = Systems {
+        seek: true,
+        avoid: true,
+    };
+    pub const EVERY: [Systems; 4] = [
+        Systems::MOVE_REGEN,
+        Systems::WITH_SEEK,
+        Systems::WITH_AVOID,
+        Systems::ALL,
+    ];
 
     /// As reports, CSV and the panel name it.
     pub fn name(self) -> &'static str {
-        match self {
-            Systems::MoveRegen => "move+regen",
-            Systems::WithSeek => "move+regen+seek",
+        match (self.seek, self.avoid) {
+            (false, false) => "move+regen",
+            (true, false) => "move+regen+seek",
+            (false, true) => "move+regen+avoid",
+            (true, true) => "move+regen+seek+avoid",
         }
     }
 
     /// Whether the seek system runs.
     pub fn seeks(self) -> bool {
-        self == Systems::WithSeek
+        self.seek
     }
 
-    pub fn with_seek(seek: bool) -> Self {
-        if seek {
-            Systems::WithSeek
-        } else {
-            Systems::MoveRegen
-        }
+    /// Whether the neighbour system runs.
+    pub fn avoids(self) -> bool {
+        self.avoid
+    }
+
+    pub fn with_seek(self, seek: bool) -> Self {
+        Self { seek, ..self }
+    }
+
+    pub fn with_avoid(self, avoid: bool) -> Self {
+        Self { avoid, ..self }
     }
 }
 
@@ -501,6 +531,95 @@ fn seek_constants<S: Scalar>(dt: S) -> [S; 6] {
         S::from_f64(SEEK_GAIN) * dt,
         S::from_f64(MAX_SEEK_SPEED),
     ]
+}
+
+/// How hard neighbours push apart: velocity gained per second, along each axis, for a push of
+/// one ([`avoid_pair`]: a neighbour at the same spot pushes with one, one at the radius with
+/// none). Strong enough that a dense clump visibly spreads within a few seconds, weak beside a
+/// stream's speed, so that streams keep their heading while their clumps thin out.
+pub const AVOID_GAIN: f64 = 40.0;
+/// The fixed point a push is summed in: each pair's push is truncated to a multiple of
+/// `1 / AVOID_FIXED_ONE` and summed as an integer. An integer sum does not depend on the order
+/// its terms come in, so an entity's result is the same bits whichever order its neighbours
+/// are visited in (cell order, id order, any layout, any thread count); a float sum would not
+/// be. A power of two: the scaling is exact, and a push keeps 16 bits below one.
+pub const AVOID_FIXED_ONE: f64 = 65_536.0;
+
+/// What [`avoid_pair`] adds up for one entity: its push in fixed point ([`AVOID_FIXED_ONE`]),
+/// and how many entities sat within the radius (itself included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Push {
+    pub x: i64,
+    pub y: i64,
+    pub within: u32,
+}
+
+/// The avoid rule's constants for one radius, in `S`: the world's extents and their halves,
+/// the radius squared, its inverse and the inverse of its square.
+#[derive(Clone, Copy, Debug)]
+pub struct AvoidConstants<S> {
+    w: S,
+    h: S,
+    half_w: S,
+    half_h: S,
+    r2: S,
+    inv_r: S,
+    inv_r2: S,
+}
+
+impl<S: Scalar> AvoidConstants<S> {
+    pub fn new(radius: f64) -> Self {
+        Self {
+            w: S::from_f64(WORLD_WIDTH),
+            h: S::from_f64(WORLD_HEIGHT),
+            half_w: S::from_f64(WORLD_WIDTH / 2.0),
+            half_h: S::from_f64(WORLD_HEIGHT / 2.0),
+            r2: S::from_f64(radius * radius),
+            inv_r: S::from_f64(1.0 / radius),
+            inv_r2: S::from_f64(1.0 / (radius * radius)),
+        }
+    }
+}
+
+/// The avoid rule for one pair: the entity at `(x, y)` is pushed away from the one at
+/// `(nx, ny)` when it is within the radius, the shortest way across the wrapping world, by
+/// `(1 - d²/R²)` along the unit of `d/R`: hardest up close, nothing at the radius, no square
+/// root. The push is added to `push` in fixed point ([`AVOID_FIXED_ONE`]). An entity paired
+/// with itself adds nothing but its count.
+#[inline(always)]
+pub fn avoid_pair<S: Scalar>(c: &AvoidConstants<S>, x: S, y: S, nx: S, ny: S, push: &mut Push) {
+    let dx = shortest(nx - x, c.w, c.half_w);
+    let dy = shortest(ny - y, c.h, c.half_h);
+    let d2 = dx * dx + dy * dy;
+    if d2 < c.r2 {
+        let fall = S::from_f64(1.0) - d2 * c.inv_r2;
+        push.x -= to_fixed(dx * c.inv_r * fall);
+        push.y -= to_fixed(dy * c.inv_r * fall);
+        push.within += 1;
+    }
+}
+
+/// `v` in [`AVOID_FIXED_ONE`] steps, truncated toward zero (exact up to the truncation: the
+/// widening to `f64` and the power-of-two scale lose nothing).
+#[inline(always)]
+fn to_fixed<S: Scalar>(v: S) -> i64 {
+    (v.to_f64() * AVOID_FIXED_ONE) as i64
+}
+
+/// The avoid system for one entity, once its push is summed ([`avoid_pair`] over everyone
+/// within the radius): the push, scaled by [`AVOID_GAIN`] over `dt`, is added to its velocity,
+/// clamped as seek clamps it ([`MAX_SEEK_SPEED`]). Reads no other entity's velocity, so every
+/// entity can run at once, in any order.
+#[inline(always)]
+pub fn avoid_one<S: Scalar>(vx: S, vy: S, push: Push, dt: S) -> (S, S) {
+    let gain = S::from_f64(AVOID_GAIN) * dt;
+    let max = S::from_f64(MAX_SEEK_SPEED);
+    let px = S::from_f64(push.x as f64 / AVOID_FIXED_ONE);
+    let py = S::from_f64(push.y as f64 / AVOID_FIXED_ONE);
+    (
+        clamp_speed(vx + px * gain, max),
+        clamp_speed(vy + py * gain, max),
+    )
 }
 
 /// The renderer's 4-byte point: x in [`POINT_X_BITS`] bits and y in [`POINT_Y_BITS`] bits,

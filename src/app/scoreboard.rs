@@ -453,7 +453,7 @@ mod tests {
             stats.scoreboard.entry(kind).or_default().push(0.0, ms);
         }
         let rows = rows(&stats, 1_000_000);
-        let svg = svg(&rows, 1_000_000, Systems::MoveRegen);
+        let svg = svg(&rows, 1_000_000, Systems::MOVE_REGEN);
         let (width, height) = (SVG_SIZE.0 as f32, SVG_SIZE.1 as f32);
         assert!(svg.contains(&format!("viewBox=\"0 0 {} {}\"", SVG_SIZE.0, SVG_SIZE.1)));
         assert!(
@@ -564,7 +564,7 @@ mod tests {
         let bytes = png(&svg(
             &rows(&stats, 1_000_000),
             1_000_000,
-            Systems::MoveRegen,
+            Systems::MOVE_REGEN,
         ))
         .unwrap();
         if let Some(dir) = std::env::var_os("SCOREBOARD_PNG_DIR") {
@@ -604,7 +604,7 @@ mod tests {
             stats.scoreboard_simd.insert(kind, SimdTier::Avx2);
         }
         let rows = rows(&stats, 100_000);
-        let svg = svg(&rows, 100_000, Systems::MoveRegen);
+        let svg = svg(&rows, 100_000, Systems::MOVE_REGEN);
         // plotters writes each text's content on a line of its own.
         let texts = |label: &str| svg.lines().filter(|l| l.trim() == label).count();
         for row in &rows {

@@ -321,10 +321,13 @@ impl Sim {
                 Some(format!("count set to {n}"))
             }
             (Action::Churn(n), Outcome::Changed) => Some(format!("churn set to {n} per frame")),
-            (Action::Seek(on), Outcome::Changed) => Some(format!(
-                "systems: {}",
-                entity_layouts::workload::Systems::with_seek(*on).name()
-            )),
+            (Action::Seek(_) | Action::Avoid(_), Outcome::Changed) => {
+                Some(format!("systems: {}", self.driver.systems().name()))
+            }
+            (Action::AvoidForm(form), Outcome::Changed) => Some(format!("neighbour pass: {form}")),
+            (Action::Reach(reach), Outcome::Changed) => {
+                Some(format!("neighbour radius set by {}", reach.describe()))
+            }
             (Action::SeekKernel(kernel), Outcome::Changed) => {
                 let swarm = self.driver.swarm();
                 Some(match swarm.seek_kernel_in_use() == *kernel {

@@ -356,7 +356,7 @@ mod tests {
             simd: SimdTier::Baseline,
             count: 7,
             renderer: Renderer::Compute,
-            systems: Systems::MoveRegen,
+            systems: Systems::MOVE_REGEN,
         };
         for i in 0..1500 {
             let split = FrameSplit {

@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::neighbours::{AvoidForm, Reach};
 use crate::runtime::renderer::Renderer;
 use crate::runtime::swarm::Order;
 use crate::runtime::values::{ResortAbove, WindowSize};
@@ -32,6 +33,14 @@ pub enum Action {
     /// control. Instant; every entity stays as it is.
     Seek(bool),
     SeekKernel(SeekKernel),
+    /// Run the neighbour system too (`neighbours on`): each entity is pushed away from the
+    /// entities near it. Instant; every entity stays as it is.
+    Avoid(bool),
+    /// The neighbour pass's form (`neighbours idiomatic|tuned`). Instant; the same results.
+    AvoidForm(AvoidForm),
+    /// What sets the neighbour radius: a mean number of neighbours (`neighbours 8`) or a radius
+    /// in world units (`radius 2.5`).
+    Reach(Reach),
     /// Rebuild the storage in this order (over the next frames, like a switch): seekers beside
     /// their targets (`order group`), or back by id (`order id`).
     Order(Order),
@@ -79,6 +88,9 @@ impl Action {
                 | Action::Churn(_)
                 | Action::Seek(_)
                 | Action::SeekKernel(_)
+                | Action::Avoid(_)
+                | Action::AvoidForm(_)
+                | Action::Reach(_)
                 | Action::Order(_)
                 | Action::Resort(_)
                 | Action::Pause(_)
@@ -154,6 +166,11 @@ impl fmt::Display for Action {
             Action::Seek(true) => f.write_str("seek on"),
             Action::Seek(false) => f.write_str("seek off"),
             Action::SeekKernel(kernel) => write!(f, "seek {kernel}"),
+            Action::Avoid(true) => f.write_str("neighbours on"),
+            Action::Avoid(false) => f.write_str("neighbours off"),
+            Action::AvoidForm(form) => write!(f, "neighbours {form}"),
+            Action::Reach(Reach::Neighbours(k)) => write!(f, "neighbours {k}"),
+            Action::Reach(Reach::Radius(r)) => write!(f, "radius {r}"),
             Action::Order(order) => write!(f, "order {order}"),
             Action::Resort(None) => f.write_str("resort off"),
             Action::Resort(Some(above)) => write!(f, "resort {}", above.percent()),

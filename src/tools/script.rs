@@ -36,6 +36,7 @@ use std::path::PathBuf;
 
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::neighbours::{AvoidForm, Reach};
 use crate::runtime::action::{Action, CLIP_MAX_SCALE, CLIP_MAX_SECONDS, ClipRequest, ClipSettings};
 use crate::runtime::driver::{Driver, GROW_CHUNK};
 use crate::runtime::pace::Pace;
@@ -86,7 +87,7 @@ const fn verb(name: &'static str, usage: &'static str, example: &'static str) ->
 }
 
 /// Every verb of the script language, in the order docs/app.md gives them.
-pub const GRAMMAR: [Verb; 20] = [
+pub const GRAMMAR: [Verb; 22] = [
     verb("layout", "layout NAME (any --layout name)", "layout soa"),
     verb(
         "count",
@@ -104,6 +105,16 @@ pub const GRAMMAR: [Verb; 20] = [
         "seek",
         "seek on|off, or the kernel: seek idiomatic|tuned",
         "seek tuned",
+    ),
+    verb(
+        "neighbours",
+        "neighbours on|off, the form: neighbours idiomatic|tuned, or the mean neighbours the radius is set for: neighbours K (1 to 64)",
+        "neighbours on",
+    ),
+    verb(
+        "radius",
+        "radius R (the neighbour radius in world units, fixed whatever the count)",
+        "radius 2.5",
     ),
     verb(
         "order",
@@ -242,6 +253,19 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
                 "tuned" => Action::SeekKernel(SeekKernel::Tuned),
                 _ => return Err(fail("seek takes on, off, idiomatic or tuned".into())),
             },
+            "neighbours" => match need("on, off, idiomatic, tuned or a neighbour target")?
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "on" => Action::Avoid(true),
+                "off" => Action::Avoid(false),
+                "idiomatic" => Action::AvoidForm(AvoidForm::Idiomatic),
+                "tuned" => Action::AvoidForm(AvoidForm::Tuned),
+                target => Action::Reach(parse_reach(target, Reach::neighbours).map_err(&fail)?),
+            },
+            "radius" => {
+                Action::Reach(parse_reach(need("a radius")?, Reach::radius).map_err(&fail)?)
+            }
             "order" => Action::Order(need("id or group")?.parse::<Order>().map_err(&fail)?),
             "resort" => match need("off or a percent")? {
                 "off" => Action::Resort(None),
@@ -513,6 +537,15 @@ pub fn replay(
     Ok(Replay { driver, refused })
 }
 
+/// A number for `neighbours` or `radius`, checked by `make`: the error names the value and what
+/// is accepted.
+fn parse_reach(text: &str, make: fn(f64) -> Result<Reach, SimError>) -> Result<Reach, String> {
+    let number: f64 = text.parse().map_err(|_| {
+        format!("'{text}' is not a number; accepted: on, off, idiomatic, tuned, or a number")
+    })?;
+    make(number).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,6 +654,15 @@ mod tests {
             ("memory on", 1, "memory takes show or hide"),
             ("seek yes", 1, "seek takes on, off, idiomatic or tuned"),
             ("seek", 1, "'seek' needs on, off, idiomatic or tuned"),
+            ("neighbours 0", 1, "accepted: 1 to 64 neighbours per entity"),
+            (
+                "neighbours 65",
+                1,
+                "accepted: 1 to 64 neighbours per entity",
+            ),
+            ("neighbours lots", 1, "'lots' is not a number"),
+            ("radius 0", 1, "a radius above 0 and at most 299.7"),
+            ("radius 400", 1, "at most 299.7 world units"),
             ("resort 0", 1, "1 to 99 (a percent of the targets"),
             ("resort 100%", 1, "re-sort threshold '100%' is not accepted"),
             ("resort", 1, "'resort' needs off or a percent"),

@@ -17,6 +17,7 @@ use crate::layout::slots::Targets;
 use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
+use crate::neighbours::{Neighbours, apply_to_records};
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -112,6 +113,14 @@ impl<S: Scalar> Layout<S> for Aos<S> {
                 + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
             modelled: false,
         }
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let records = &self.entities;
+        let pushes = near.push_apart(threads, records.len(), |i| [records[i].x, records[i].y]);
+        apply_to_records(threads, pushes, &mut self.entities, dt, |e| {
+            (&mut e.vx, &mut e.vy)
+        });
     }
 
     fn step_seek(&mut self, dt: S, threads: Threads) {

@@ -27,6 +27,7 @@ use crate::layout::slots::Targets;
 use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
+use crate::neighbours::{Neighbours, apply_to_records};
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
@@ -165,6 +166,14 @@ impl<S: Scalar> Layout<S> for BoxedEntities<S> {
                 + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
             modelled: true,
         }
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let records = &self.boxes;
+        let pushes = near.push_apart(threads, records.len(), |i| [records[i].x, records[i].y]);
+        apply_to_records(threads, pushes, &mut self.boxes, dt, |e| {
+            (&mut e.vx, &mut e.vy)
+        });
     }
 
     fn step_seek(&mut self, dt: S, threads: Threads) {

@@ -33,10 +33,13 @@ use crate::layout::slots::Targets;
 use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
-use crate::workload::{EntityState, PointSink, SinkPart, point_bytes, seek_one, sink_chunks};
+use crate::workload::{
+    EntityState, PointSink, SinkPart, avoid_one, point_bytes, seek_one, sink_chunks,
+};
 
 /// Bytes in one block, Unity's chunk size.
 pub const CHUNK_BYTES: usize = 16 * 1024;
@@ -374,6 +377,23 @@ impl<S: Scalar, const BYTES: usize, const PAGED: bool> Layout<S> for Chunks<S, B
                 + self.targets.allocated_bytes(),
             modelled: false,
         }
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let (cap, per_part, used) = (Self::CAP, self.blocks_per_part(threads), self.used());
+        let chunks = &self.chunks;
+        let pushes = near.push_apart(threads, self.len, |i| chunks[i / cap].position(i % cap));
+        let parts = self.chunks[..used]
+            .chunks_mut(per_part)
+            .zip(pushes.chunks(per_part * cap));
+        for_each_part(threads, parts, |(blocks, pushes)| {
+            for (block, pushes) in blocks.iter_mut().zip(pushes.chunks(cap)) {
+                let (_, [_, _, vx, vy, ..]) = block.columns_mut::<S>();
+                for ((vx, vy), &push) in vx.iter_mut().zip(vy.iter_mut()).zip(pushes) {
+                    (*vx, *vy) = avoid_one(*vx, *vy, push, dt);
+                }
+            }
+        });
     }
 
     fn step_seek(&mut self, dt: S, threads: Threads) {

@@ -21,10 +21,12 @@ use crate::layout::slots::Targets;
 use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, compaction_due, shrink_if_sparse};
 use crate::memory::{MemoryUse, can_allocate, glibc_malloc_chunk_bytes, release_to_os};
+use crate::neighbours::Neighbours;
 use crate::scalar::Scalar;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, mix, move_one, pack_point, regen_one, seek_one, sink_chunks,
+    EntityState, PointSink, SinkPart, avoid_one, mix, move_one, pack_point, regen_one, seek_one,
+    sink_chunks,
 };
 
 /// The object-oriented entity interface: each kind knows how to update itself.
@@ -291,6 +293,20 @@ impl<S: Scalar> Layout<S> for DynAgents<S> {
                 + (self.seek_scratch.capacity() * size_of::<[S; 2]>()) as u64,
             modelled: true,
         }
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let agents = &self.agents;
+        let pushes = near.push_apart(threads, agents.len(), |i| agents[i].position());
+        let c = chunk_len(threads, agents.len());
+        let parts = self.agents.chunks_mut(c).zip(pushes.chunks(c));
+        for_each_part(threads, parts, |(agents, pushes)| {
+            for (agent, &push) in agents.iter_mut().zip(pushes) {
+                let [_, _, vx, vy] = agent.motion();
+                let (vx, vy) = avoid_one(vx, vy, push, dt);
+                agent.set_velocity(vx, vy);
+            }
+        });
     }
 
     fn step_seek(&mut self, dt: S, threads: Threads) {

@@ -46,11 +46,13 @@ use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 /// The smallest world worth rebuilding after a shrink.
 const REBUILD_FROM: usize = 16_384;
 use crate::memory::{MemoryUse, can_allocate};
+use crate::neighbours::Neighbours;
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
+    EntityState, PointSink, SinkPart, avoid_one, move_one, point_bytes, regen_one, seek_one,
+    sink_chunks,
 };
 
 /// An entity's id and all six components, read-only.
@@ -629,6 +631,24 @@ impl<S: Scalar, K: Storage> Layout<S> for EcsLayout<S, K> {
 
     fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
         self.spawn(ids, states, Some(targets));
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let mut positions = self.world.query::<&Position<S, K>>();
+        let positions = positions.query(&self.world);
+        let entities = &self.entities;
+        let pushes = near.push_apart(threads, entities.len(), |i| {
+            let p = positions
+                .get(entities[i])
+                .expect("every listed entity has a position");
+            [p.x, p.y]
+        });
+        let mut velocities = self.world.query::<&mut Velocity<S, K>>();
+        for (&entity, &push) in entities.iter().zip(pushes) {
+            if let Ok(mut v) = velocities.get_mut(&mut self.world, entity) {
+                (v.x, v.y) = avoid_one(v.x, v.y, push, dt);
+            }
+        }
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

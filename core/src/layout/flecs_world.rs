@@ -46,11 +46,14 @@ use crate::layout::seeking::{ResolvedTargets, SeekKernel, born_with, seek_resolv
 use crate::layout::{InHostMemory, Marks, Released, SortsInPlace};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::order::Order;
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, core_count};
-use crate::workload::{EntityState, PointSink, move_one, point_bytes, regen_one, seek_one};
+use crate::workload::{
+    EntityState, PointSink, avoid_one, move_one, point_bytes, regen_one, seek_one,
+};
 
 type Pos<S> = Position<S, InTable>;
 type Vel<S> = Velocity<S, InTable>;
@@ -539,6 +542,22 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
 
     fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
         self.spawn(ids, states, Some(targets));
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, _threads: Threads) {
+        // flecs' world handle is not shared between threads: the pass runs on this one.
+        let world = self.world.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let entities = self.entities.as_slice();
+        let pushes = near.push_apart_here(entities.len(), |i| {
+            world
+                .entity_from_id(entities[i])
+                .get::<&Pos<S>>(|p| [p.x, p.y])
+        });
+        for (&entity, &push) in entities.iter().zip(pushes) {
+            world
+                .entity_from_id(entity)
+                .get::<&mut Vel<S>>(|v| (v.x, v.y) = avoid_one(v.x, v.y, push, dt));
+        }
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

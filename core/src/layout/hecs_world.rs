@@ -37,11 +37,13 @@ use crate::layout::seeking::{
 use crate::layout::{InHostMemory, Marks, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::scalar::Scalar;
 use crate::simd::{self, SimdTier};
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::workload::{
-    EntityState, PointSink, SinkPart, move_one, point_bytes, regen_one, seek_one, sink_chunks,
+    EntityState, PointSink, SinkPart, avoid_one, move_one, point_bytes, regen_one, seek_one,
+    sink_chunks,
 };
 
 type Pos<S> = Position<S, InTable>;
@@ -436,6 +438,22 @@ impl<S: Scalar> Layout<S> for HecsLayout<S> {
 
     fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
         self.spawn(ids, states, Some(targets));
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let (world, entities) = (&self.world, self.entities.as_slice());
+        let pushes = near.push_apart(threads, entities.len(), |i| {
+            let p = world
+                .get::<&Pos<S>>(entities[i])
+                .expect("every listed entity has a position");
+            [p.x, p.y]
+        });
+        let mut velocities = self.world.view_mut::<&mut Vel<S>>();
+        for (&entity, &push) in entities.iter().zip(pushes) {
+            if let Some(v) = velocities.get_mut(entity) {
+                (v.x, v.y) = avoid_one(v.x, v.y, push, dt);
+            }
+        }
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

@@ -40,6 +40,7 @@ pub use facts::{DYN_KINDS, Family, Footprint, LayoutKind, LayoutRow, TABLE};
 pub use seeking::SeekKernel;
 
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::order::Order;
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
@@ -49,6 +50,7 @@ use crate::workload::{EntityState, PointSink};
 /// A storage for entities, driven by `entity_layouts::runtime::swarm::Swarm`: what every layout
 /// does. The population (pushes, swap-removes, truncation), the three systems every layout runs
 /// (move, regen, and seek: each entity reads another through the handle it holds), and the
+/// neighbour system (avoid: each entity reads the entities near it through a grid), and the
 /// readout (points for the renderer, entities in logical order, memory). The facts about a layout
 /// (its name, its key, what it is) are its row of [`facts::TABLE`].
 ///
@@ -119,6 +121,11 @@ pub trait Layout<S: Scalar>: Send + Sync {
     /// position through its handle and steers toward it ([`crate::workload::seek_one`]). Reads
     /// positions and writes only velocities, so it runs on every core without races.
     fn step_seek(&mut self, dt: S, threads: Threads);
+    /// The neighbour system over every entity: each one is pushed away from every entity within
+    /// the radius ([`crate::workload::avoid_pair`], [`crate::workload::avoid_one`]). `near`
+    /// holds the grid, its form and each entity's push ([`crate::neighbours`]); the layout
+    /// gives it every position through its own reads, and applies the pushes to its velocities.
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads);
     /// Points the entities at logical indices `first..first + targets.len()` at their targets,
     /// each given as the logical index of an entity of this layout (below `len()`), or at none.
     /// The layout keeps a handle of its own kind, and that handle survives swap-removes, churn

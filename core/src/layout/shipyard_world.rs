@@ -43,11 +43,13 @@ use crate::layout::seeking::{
 use crate::layout::{InHostMemory, Marks, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError};
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::scalar::Scalar;
 use crate::simd::{self, Kernel, SimdTier};
 use crate::threads::Threads;
 use crate::workload::{
-    EntityState, PointSink, move_one, point_bytes, regen_one, seek_one, seek_one_unpredictable,
+    EntityState, PointSink, avoid_one, move_one, point_bytes, regen_one, seek_one,
+    seek_one_unpredictable,
 };
 
 type Pos<S> = Position<S, InTable>;
@@ -512,6 +514,24 @@ impl<S: Scalar> Layout<S> for ShipyardLayout<S> {
 
     fn push_seeking(&mut self, ids: &[u64], states: &[EntityState<S>], targets: &[Option<usize>]) {
         self.spawn(ids, states, Some(targets));
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let entities = self.entities.as_slice();
+        self.world
+            .run(|positions: View<Pos<S>>, mut velocities: ViewMut<Vel<S>>| {
+                let pushes = near.push_apart(threads, entities.len(), |i| {
+                    let p = (&positions)
+                        .get(entities[i])
+                        .expect("every listed entity has a position");
+                    [p.x, p.y]
+                });
+                for (&entity, &push) in entities.iter().zip(pushes) {
+                    if let Ok(mut v) = (&mut velocities).get(entity) {
+                        (v.x, v.y) = avoid_one(v.x, v.y, push, dt);
+                    }
+                }
+            });
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

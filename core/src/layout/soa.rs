@@ -17,6 +17,7 @@ use crate::layout::slots::Targets;
 use crate::layout::{InHostMemory, Released};
 use crate::layout::{Layout, LayoutKind, ReserveError, shrink_if_sparse};
 use crate::memory::MemoryUse;
+use crate::neighbours::{Neighbours, apply_to_columns};
 use crate::scalar::Scalar;
 use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
@@ -216,6 +217,12 @@ impl<S: Scalar> Layout<S> for Soa<S> {
                 }
             }
         });
+    }
+
+    fn step_avoid(&mut self, dt: S, near: &mut Neighbours<S>, threads: Threads) {
+        let (x, y) = (&self.x, &self.y);
+        let pushes = near.push_apart(threads, x.len(), |i| [x[i], y[i]]);
+        apply_to_columns(threads, pushes, &mut self.vx, &mut self.vy, dt);
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

@@ -185,7 +185,7 @@ fn order_cell(
                     .param(seek_param(order, kernel, churn))
                     .in_process(rep);
                 let frame = measure(&method, || {
-                    swarm.step_systems(dt, Threads::One, Systems::WithSeek);
+                    swarm.step_systems(dt, Threads::One, Systems::WITH_SEEK);
                     std::hint::black_box(&mut *swarm);
                 });
                 out.push(rec.with(Metric::FrameMs, "ms", frame));

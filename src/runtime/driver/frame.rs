@@ -27,9 +27,10 @@ pub struct FrameReport {
     pub grow: Duration,
     pub churn: Duration,
     pub switch: Duration,
-    /// The systems together (seek + move + regen), and each alone.
+    /// The systems together (seek + avoid + move + regen), and each alone.
     pub simulate: Duration,
     pub seek: Duration,
+    pub avoid: Duration,
     pub moving: Duration,
     pub regen: Duration,
     /// The simulate time measured on the device, for the gpu layout (whose `simulate` above is
@@ -174,6 +175,11 @@ impl<S: AllLayouts> Driver<S> {
                 let t = Instant::now();
                 self.swarm.step_seek(dt, threads);
                 report.seek = t.elapsed();
+            }
+            if self.settings.systems.avoids() {
+                let t = Instant::now();
+                self.swarm.step_avoid(dt, threads);
+                report.avoid = t.elapsed();
             }
             let t = Instant::now();
             self.swarm.step_move(dt, threads);

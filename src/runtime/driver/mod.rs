@@ -97,7 +97,7 @@ impl Default for Settings {
             threads: Threads::One,
             simd: SimdChoice::Baseline,
             churn: 0,
-            systems: Systems::MoveRegen,
+            systems: Systems::MOVE_REGEN,
             paused: false,
             dt: Dt::default(),
             core_waits: false,

@@ -10,7 +10,6 @@ use crate::runtime::action::{Action, Outcome};
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::progress::Eta;
 use crate::runtime::swarm::{MAX_CHURN, Order};
-use crate::workload::Systems;
 
 impl<S: AllLayouts> Driver<S> {
     /// Carries out an action that changes the simulation; the others are
@@ -51,9 +50,32 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::Seek(on) => {
-                let systems = Systems::with_seek(on);
+                let systems = self.settings.systems.with_seek(on);
                 let different = systems != self.settings.systems;
                 self.settings.systems = systems;
+                Ok(changed(different))
+            }
+            Action::Avoid(on) => {
+                if on {
+                    self.swarm.check_neighbours(self.swarm.len())?;
+                    self.swarm.check_neighbours(self.target)?;
+                }
+                let systems = self.settings.systems.with_avoid(on);
+                let different = systems != self.settings.systems;
+                self.settings.systems = systems;
+                Ok(changed(different))
+            }
+            Action::AvoidForm(form) => {
+                let different = form != self.swarm.avoid_form();
+                self.swarm.set_avoid_form(form);
+                Ok(changed(different))
+            }
+            Action::Reach(reach) => {
+                let different = reach != self.swarm.reach();
+                if self.settings.systems.avoids() {
+                    reach.grid_at(self.swarm.len())?;
+                }
+                self.swarm.set_reach(reach, self.target)?;
                 Ok(changed(different))
             }
             Action::SeekKernel(kernel) => {
@@ -105,6 +127,9 @@ impl<S: AllLayouts> Driver<S> {
         self.check_layout_max(self.swarm.kind(), n)?;
         self.check_layout_max(self.requested_layout(), n)?;
         self.swarm.check_fits(self.swarm.kind(), n)?;
+        if self.settings.systems.avoids() {
+            self.swarm.check_neighbours(n)?;
+        }
         let len = self.swarm.len();
         if n < len {
             self.swarm.resize(n)?;

@@ -337,7 +337,7 @@ fn seek_is_a_setting_kept_across_a_switch() {
     d.apply(&Action::Count(3_000)).unwrap();
     d.frame_step();
     assert_eq!(d.apply(&Action::Seek(true)), Ok(Outcome::Changed));
-    assert_eq!(d.systems(), Systems::WithSeek);
+    assert_eq!(d.systems(), Systems::WITH_SEEK);
     let report = d.frame_step();
     assert!(report.seek > Duration::ZERO && report.moving > Duration::ZERO);
     // Every layout seeks: a switch with seek on goes through, and seek stays on.
@@ -347,7 +347,7 @@ fn seek_is_a_setting_kept_across_a_switch() {
     }
     assert_eq!(
         (d.swarm().kind(), d.systems()),
-        (LayoutKind::Hecs, Systems::WithSeek)
+        (LayoutKind::Hecs, Systems::WITH_SEEK)
     );
     assert!(d.frame_step().seek > Duration::ZERO);
     assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Changed));

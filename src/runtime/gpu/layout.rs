@@ -25,9 +25,10 @@ use super::timer::{SEEK_QUERY, Timer};
 use crate::layout::slots::Targets;
 use crate::layout::{Layout, LayoutKind, Released, ReserveError};
 use crate::memory::MemoryUse;
+use crate::neighbours::Neighbours;
 use crate::runtime::device::{DeviceLayout, DevicePoints, DeviceTime};
 use crate::threads::Threads;
-use crate::workload::{EntityState, PointSink, SinkPart, pack_point, sink_chunks};
+use crate::workload::{EntityState, PointSink, SinkPart, avoid_one, pack_point, sink_chunks};
 
 const FIELDS: usize = 8;
 /// Entities read back per staging buffer: 32 MiB of fields.
@@ -674,6 +675,24 @@ impl Layout<f32> for GpuLayout {
         );
         self.ctx.queue.submit([encoder.finish()]);
         self.seek.ran = self.timer.is_some();
+    }
+
+    /// The neighbour pass on the host: every state read back, the pass run over the copy (the
+    /// grid and the rule the CPU layouts run), the new velocities written to the device. A
+    /// counting sort in compute is not written yet; until then this layout's neighbour figures
+    /// are a round trip's, and the bench leaves it out of the neighbour table.
+    fn step_avoid(&mut self, dt: f32, near: &mut Neighbours<f32>, threads: Threads) {
+        if !self.ready_to_step() {
+            return;
+        }
+        let n = self.ids.len();
+        let mut states = Vec::with_capacity(n);
+        self.for_each_entity_in(0..n, &mut |_, state| states.push(*state));
+        let pushes = near.push_apart(threads, n, |i| [states[i].x, states[i].y]);
+        for (state, &push) in states.iter_mut().zip(pushes) {
+            (state.vx, state.vy) = avoid_one(state.vx, state.vy, push, dt);
+        }
+        self.write_states(0, &states);
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {

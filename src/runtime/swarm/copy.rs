@@ -259,6 +259,21 @@ impl<S: AllLayouts> Copy<S> {
         }
     }
 
+    /// Gives each entity of the copy (`ids`, in the copy's logical order) its velocity in
+    /// `from`, where `index` says each id sits.
+    pub(super) fn take_velocities(&mut self, from: &Built<S>, ids: &[u64], index: &IdIndex) {
+        let at: Vec<usize> = ids
+            .iter()
+            .map(|&id| index.get(id).expect("every copied entity is alive") as usize)
+            .collect();
+        let to = &mut self.to;
+        let mut p = 0;
+        from.for_each_entity_at(&at, &mut |_, state| {
+            to.set_velocity_at(p, state.vx, state.vy);
+            p += 1;
+        });
+    }
+
     /// The seek system on the copy, after it ran in `from`: seekers copied before their target
     /// take `from`'s result, so both compute the same bits.
     pub(super) fn step_seek(

@@ -42,6 +42,7 @@ use crate::error::SimError;
 use crate::layout::regions::Region;
 use crate::layout::{Layout, LayoutKind, SeekKernel};
 use crate::memory::MemoryUse;
+use crate::neighbours::{AvoidForm, Neighbours, PassCounts, Reach};
 use crate::runtime::catalog::{AllLayouts, Built, DeviceTime};
 use crate::simd::SimdTier;
 use crate::threads::Threads;
@@ -69,6 +70,8 @@ pub struct Swarm<S: AllLayouts> {
     simd_in_use: SimdTier,
     scratch: Scratch<S>,
     freeing: Freeing,
+    /// The neighbour system's grid, form and pushes.
+    neighbours: Neighbours<S>,
 }
 
 impl<S: AllLayouts> Swarm<S> {
@@ -86,6 +89,7 @@ impl<S: AllLayouts> Swarm<S> {
             simd_in_use: SimdTier::Baseline,
             scratch: Scratch::new(),
             freeing: Freeing::default(),
+            neighbours: Neighbours::default(),
         })
     }
 
@@ -200,16 +204,61 @@ impl<S: AllLayouts> Swarm<S> {
         }
     }
 
+    /// The avoid system, after seek and before move: every entity is pushed away from the ones
+    /// within the radius. A copy being filled takes the current layout's result.
+    pub fn step_avoid(&mut self, dt: Dt, threads: Threads) {
+        self.layout
+            .step_avoid(dt.as_scalar(), &mut self.neighbours, threads);
+        if let Some(transition) = self.transition.as_mut() {
+            transition.step_avoid(&self.layout, &self.population);
+        }
+    }
+
+    /// What sets the neighbour radius.
+    pub fn reach(&self) -> Reach {
+        self.neighbours.reach()
+    }
+
+    /// Sets what sets the neighbour radius, or says why not (a grid too large for `count`
+    /// entities), with nothing changed.
+    pub fn set_reach(&mut self, reach: Reach, count: usize) -> Result<(), SimError> {
+        reach.grid_at(count)?;
+        self.neighbours.set_reach(reach);
+        Ok(())
+    }
+
+    /// Whether the neighbour grid for `count` entities can be built, or why not.
+    pub fn check_neighbours(&self, count: usize) -> Result<(), SimError> {
+        self.neighbours.check(count).map(|_| ())
+    }
+
+    pub fn avoid_form(&self) -> AvoidForm {
+        self.neighbours.form()
+    }
+
+    /// Runs `form`'s neighbour pass from the next step on. Instant; the results are the same.
+    pub fn set_avoid_form(&mut self, form: AvoidForm) {
+        self.neighbours.set_form(form);
+    }
+
+    /// What the last neighbour pass found.
+    pub fn neighbour_counts(&self) -> PassCounts {
+        self.neighbours.counts()
+    }
+
     /// One frame of simulation: move, then regen.
     pub fn step(&mut self, dt: Dt, threads: Threads) {
         self.step_move(dt, threads);
         self.step_regen(dt, threads);
     }
 
-    /// One frame of `systems`: seek (when it runs), then move, then regen.
+    /// One frame of `systems`: seek and avoid (when they run), then move, then regen.
     pub fn step_systems(&mut self, dt: Dt, threads: Threads, systems: Systems) {
         if systems.seeks() {
             self.step_seek(dt, threads);
+        }
+        if systems.avoids() {
+            self.step_avoid(dt, threads);
         }
         self.step(dt, threads);
     }

@@ -317,6 +317,21 @@ impl<S: AllLayouts> Transition<S> {
         }
     }
 
+    /// The avoid system on the copy, after it ran in the current layout `from`: the copy holds
+    /// only part of the population, so its entities' neighbours are not all in it; each copied
+    /// entity takes `from`'s result instead, which is the same bits (every layout computes the
+    /// same pushes).
+    pub(super) fn step_avoid(&mut self, from: &Built<S>, population: &Population) {
+        let Transition { kind, phase } = self;
+        if let Phase::Copying(copy) = phase {
+            let ids = match kind {
+                Kind::Sort(sorting) => &sorting.ids[..],
+                Kind::Switch { .. } | Kind::Grow { .. } => &population.ids[..copy.copied],
+            };
+            copy.take_velocities(from, ids, &population.index);
+        }
+    }
+
     /// Whether a move to grow's prepare is done (what a growth request reads).
     pub(super) fn prepared(&self) -> bool {
         match &self.phase {

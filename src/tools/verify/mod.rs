@@ -165,7 +165,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
     // (within what the churn setting accepts).
     let churn = (config.count / 10).clamp(1, MAX_CHURN);
     let mut groups = Vec::new();
-    for systems in Systems::BOTH {
+    for systems in Systems::EVERY {
         for (group, churn) in [("no churn", 0), ("churn", churn)] {
             let mut runs = Vec::new();
             for kind in LayoutKind::CPU {
