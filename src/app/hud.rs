@@ -105,6 +105,19 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                         34.0,
                         Color32::LIGHT_GRAY,
                     );
+                    if sim.driver.systems().avoids() {
+                        let swarm = sim.driver.swarm();
+                        big(
+                            ui,
+                            format!(
+                                "neighbours on · {} pass · stored by {}",
+                                swarm.avoid_form(),
+                                swarm.order()
+                            ),
+                            24.0,
+                            Color32::from_rgb(255, 200, 120),
+                        );
+                    }
                     // What a speaker's gesture is doing, for the audience too.
                     for progress in sim.driver.progress() {
                         big(
@@ -133,9 +146,7 @@ fn hud(ctx: &egui::Context, world: Rect, sim: &Sim, stats: &FrameStats, now: f64
                         34.0,
                         budget_color(simulate),
                     );
-                    if let Some(split) =
-                        super::stats::system_split(stats, sim.driver.systems().seeks())
-                    {
+                    if let Some(split) = super::stats::system_split(stats, sim.driver.systems()) {
                         big(ui, split, 24.0, Color32::LIGHT_GRAY);
                     }
                     sparkline(ui, stats, now, vec2(520.0, 110.0));

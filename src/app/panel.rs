@@ -12,6 +12,7 @@ use egui_plot::{HLine, Line, MarkerShape, Plot, PlotPoints, Points};
 
 use entity_layouts::layout::seeking::PREFETCH_AHEAD;
 use entity_layouts::layout::{LayoutKind, SeekKernel};
+use entity_layouts::neighbours::AvoidForm;
 use entity_layouts::runtime::action::Action;
 use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
 use entity_layouts::runtime::progress::Work;
@@ -46,6 +47,12 @@ const MIN_PLOT_HEIGHT: f32 = 48.0;
 const FRAME_COLOR: Color32 = Color32::WHITE;
 const SIMULATE_COLOR: Color32 = Color32::from_rgb(255, 180, 60);
 const GATHER_COLOR: Color32 = Color32::from_rgb(90, 170, 255);
+/// Simulate's systems, drawn under it so that the audience sees which one breaks the budget.
+const SYSTEM_COLORS: [(&str, Color32); 3] = [
+    ("seek", Color32::from_rgb(120, 220, 120)),
+    ("avoid", Color32::from_rgb(230, 110, 230)),
+    ("move", Color32::from_rgb(200, 200, 120)),
+];
 /// Notes that a figure is missing or stood in for (no GPU time, the quads drawing for compute).
 const AMBER: Color32 = Color32::from_rgb(240, 180, 60);
 
@@ -326,6 +333,7 @@ fn controls(
         }
     });
     seek_kernel_controls(ui, sim, want);
+    neighbour_controls(ui, sim, want);
     order_controls(ui, sim, want);
     ui.horizontal(|ui| {
         ui.label("SIMD").on_hover_text(
@@ -410,15 +418,49 @@ fn seek_kernel_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     }
 }
 
+/// The neighbour system: on or off (N), its form (J), and what it found in the last frame.
+fn neighbour_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
+    let swarm = sim.driver.swarm();
+    ui.horizontal(|ui| {
+        ui.label("neighbours").on_hover_text(
+            "avoid: each entity is pushed away from every entity within a radius, found through a grid rebuilt every frame; the radius follows the count so that each entity has about the same number of neighbours (N)",
+        );
+        let mut on = sim.driver.systems().avoids();
+        if ui.checkbox(&mut on, "avoid (N)").changed() {
+            want.push(Action::Avoid(on));
+        }
+        let mut form = swarm.avoid_form();
+        ui.radio_value(&mut form, AvoidForm::Idiomatic, "idiomatic")
+            .on_hover_text("each candidate's position read through the layout, as a user of the storage writes it");
+        ui.radio_value(&mut form, AvoidForm::Tuned, "tuned (J)")
+            .on_hover_text("positions copied into the grid's own array in cell order once a frame; the pass walks the cells in order");
+        if form != swarm.avoid_form() {
+            want.push(Action::AvoidForm(form));
+        }
+    });
+    if sim.driver.systems().avoids() {
+        let counts = swarm.neighbour_counts();
+        ui.label(format!(
+            "radius {:.2} · {} cells · {:.1} neighbours per entity (most {}) · {:.1} tested",
+            counts.radius,
+            count_label(counts.cells),
+            counts.neighbours_per_entity(),
+            counts.most,
+            counts.candidates_per_entity()
+        ));
+    }
+}
+
 fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     let asked = sim.driver.requested_order();
     ui.horizontal(|ui| {
         ui.label("order").on_hover_text(
-            "where each entity sits in storage: by id, as they are born, or by seek group, each seeker beside its target; sorting rebuilds the storage over a share of each frame, like a switch (O)",
+            "where each entity sits in storage: by id, as they are born; by seek group, each seeker beside its target (O); or by cell, entities near in the world near in storage, until motion scatters them (C); sorting rebuilds the storage over a share of each frame, like a switch",
         );
         let mut order = asked;
         ui.radio_value(&mut order, Order::Id, "by id");
         ui.radio_value(&mut order, Order::Group, "by group (O)");
+        ui.radio_value(&mut order, Order::Cell, "by cell (C)");
         if order != asked {
             want.push(Action::Order(order));
         }
@@ -569,7 +611,7 @@ fn readouts(ui: &mut egui::Ui, sim: &Sim, stats: &FrameStats, drawing: &Drawing)
             ))
             .size(14.0),
         );
-        if let Some(split) = system_split(stats, sim.driver.systems().seeks()) {
+        if let Some(split) = system_split(stats, sim.driver.systems()) {
             ui.label(RichText::new(split).size(14.0));
         }
     }
@@ -602,6 +644,11 @@ fn plot_cap(p99: f32) -> f64 {
     f64::from((p99 * 1.1).clamp(3.0 * BUDGET_MS, 6.0 * BUDGET_MS))
 }
 
+/// The systems' series, in [`SYSTEM_COLORS`]' order.
+fn systems(stats: &FrameStats) -> [&Series; 3] {
+    [&stats.seek, &stats.avoid, &stats.moving]
+}
+
 fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now: f64) {
     // The legend sits above the plot, never on the data.
     let budget = scoreboard::budget_label();
@@ -613,6 +660,11 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
             (budget.as_str(), RED),
         ] {
             ui.label(RichText::new(format!("■ {name}")).color(color).small());
+        }
+        for ((name, color), series) in SYSTEM_COLORS.into_iter().zip(systems(stats)) {
+            if series.points().next().is_some() {
+                ui.label(RichText::new(format!("─ {name}")).color(color).small());
+            }
         }
         ui.checkbox(&mut ui_state.plot_log, RichText::new("log").small());
     });
@@ -669,6 +721,11 @@ fn frame_plot(ui: &mut egui::Ui, stats: &FrameStats, ui_state: &mut UiState, now
             plot.line(line("frame", &stats.frame, FRAME_COLOR));
             plot.line(line("simulate", &stats.simulate, SIMULATE_COLOR));
             plot.line(line("gather+upload", &stats.gather_upload, GATHER_COLOR));
+            for ((name, color), series) in SYSTEM_COLORS.into_iter().zip(systems(stats)) {
+                if series.points().next().is_some() {
+                    plot.line(line(name, series, color).width(1.0));
+                }
+            }
             plot.hline(HLine::new(scoreboard::budget_label(), y(f64::from(BUDGET_MS))).color(RED));
             plot.hline(
                 HLine::new("33.3 ms", y(2.0 * f64::from(BUDGET_MS))).color(Color32::DARK_RED),
@@ -760,7 +817,7 @@ fn footer(ui: &mut egui::Ui, sim: &Sim, resident: &ResidentMemory) {
     }
     ui.label(
         RichText::new(
-            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · T seek · K seek kernel · O order · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
+            "keys: 1-9 0 - = Shift+1-6 G layout · Up/Down count x2 /2 · Space pause · T seek · K seek kernel · N neighbours · J neighbour pass · O order by group · C by cell · S SIMD · D draw · H panel/HUD · M memory · E export · R record · F fullscreen",
         )
         .small()
         .weak(),

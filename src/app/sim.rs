@@ -145,6 +145,7 @@ pub struct Sim {
     pub move_ms: f32,
     pub regen_ms: f32,
     pub seek_ms: f32,
+    pub avoid_ms: f32,
     /// Why this frame's simulate time is missing: the gpu layout on an adapter without
     /// timestamp queries (or before its first timestamps arrive). Never replaced by a CPU time.
     pub device_note: Option<&'static str>,
@@ -198,6 +199,7 @@ impl Sim {
             move_ms: f32::NAN,
             regen_ms: f32::NAN,
             seek_ms: f32::NAN,
+            avoid_ms: f32::NAN,
             device_note: None,
             gather_ms: 0.0,
             busy_this_frame: false,
@@ -554,6 +556,7 @@ fn simulate(mut sim: ResMut<Sim>) {
     sim.move_ms = each(report.moving, true);
     sim.regen_ms = each(report.regen, true);
     sim.seek_ms = each(report.seek, sim.driver.systems().seeks());
+    sim.avoid_ms = each(report.avoid, sim.driver.systems().avoids());
     sim.busy_this_frame = report.spawned > 0 || report.copied > 0;
     if let Some(e) = report.error {
         sim.report_error(&e);
@@ -668,6 +671,7 @@ fn record_frame(
         move_ms: sim.move_ms,
         regen_ms: sim.regen_ms,
         seek_ms: sim.seek_ms,
+        avoid_ms: sim.avoid_ms,
         gather_ms: sim.gather_ms,
         draw_ms,
     };

@@ -67,10 +67,11 @@ pub struct FrameSplit {
     pub frame_ms: f32,
     pub simulate_ms: f32,
     /// The systems' shares of `simulate_ms` (NaN where not measured: the gpu layout's are the
-    /// device's; seek's while it is off).
+    /// device's; seek's and avoid's while they are off).
     pub move_ms: f32,
     pub regen_ms: f32,
     pub seek_ms: f32,
+    pub avoid_ms: f32,
     /// Gathering the points into wgpu's staging memory: the gather is the upload (the GPU's own
     /// copy out of staging happens in the render thread, in the rest of the frame).
     pub gather_ms: f32,
@@ -92,6 +93,9 @@ impl FrameSplit {
     }
 }
 
+/// One set of systems' scoreboard: simulate ms per layout, and the tier each was measured on.
+type Board = (HashMap<LayoutKind, Series>, HashMap<LayoutKind, SimdTier>);
+
 #[derive(Resource, Default)]
 pub struct FrameStats {
     pub frame: Series,
@@ -100,6 +104,7 @@ pub struct FrameStats {
     pub moving: Series,
     pub regen: Series,
     pub seek: Series,
+    pub avoid: Series,
     split_setting: Option<Setting>,
     pub gather_upload: Series,
     /// The points' draw time on the GPU, where measured.
@@ -117,10 +122,11 @@ pub struct FrameStats {
     /// The SIMD tier each scoreboard series was measured on; a layout measured again on another
     /// tier starts its series over.
     pub scoreboard_simd: HashMap<LayoutKind, SimdTier>,
-    /// Which systems the shown board is for, and the other set's board, kept while it is not
-    /// shown (one board per set of systems: seek turns the ranking over, and each ranking stays).
+    /// Which systems the shown board is for, and the other sets' boards, kept while they are
+    /// not shown (one board per set of systems: seek and the neighbours turn the ranking over,
+    /// and each ranking stays).
     pub board_systems: Systems,
-    other_board: (HashMap<LayoutKind, Series>, HashMap<LayoutKind, SimdTier>),
+    other_boards: HashMap<Systems, Board>,
     /// Every frame of the last [`WINDOW_S`] seconds, for the export's CSV.
     recent: VecDeque<FrameRecord>,
     frames: u64,
@@ -182,12 +188,16 @@ impl FrameStats {
             self.moving = Series::default();
             self.regen = Series::default();
             self.seek = Series::default();
+            self.avoid = Series::default();
         }
         if steady && split.move_ms.is_finite() {
             self.moving.push(t, split.move_ms);
             self.regen.push(t, split.regen_ms);
             if split.seek_ms.is_finite() {
                 self.seek.push(t, split.seek_ms);
+            }
+            if split.avoid_ms.is_finite() {
+                self.avoid.push(t, split.avoid_ms);
             }
         }
         if !steady {
@@ -212,30 +222,34 @@ impl FrameStats {
         }
     }
 
-    /// Shows the board of `systems`, keeping the other one.
+    /// Shows the board of `systems`, keeping the others.
     pub fn show_board(&mut self, systems: Systems) {
         if systems != self.board_systems {
-            std::mem::swap(&mut self.scoreboard, &mut self.other_board.0);
-            std::mem::swap(&mut self.scoreboard_simd, &mut self.other_board.1);
+            let (scoreboard, simd) = self.other_boards.remove(&systems).unwrap_or_default();
+            let shown = (
+                std::mem::replace(&mut self.scoreboard, scoreboard),
+                std::mem::replace(&mut self.scoreboard_simd, simd),
+            );
+            self.other_boards.insert(self.board_systems, shown);
             self.board_systems = systems;
         }
     }
 
-    /// Clears both boards (the count, threads or churn changed: no number compares any more).
+    /// Clears every board (the count, threads or churn changed: no number compares any more).
     pub fn clear_boards(&mut self) {
         self.scoreboard.clear();
         self.scoreboard_simd.clear();
-        self.other_board = Default::default();
+        self.other_boards.clear();
     }
 
     /// The last [`WINDOW_S`] seconds of frames as CSV, one row per frame.
     pub fn recent_csv(&self) -> String {
         let mut out = String::from(
-            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd,systems,move_ms,regen_ms,seek_ms\n",
+            "frame,time_s,frame_ms,simulate_ms,gather_upload_ms,draw_ms,renderer,layout,n,threads,simd,systems,move_ms,regen_ms,seek_ms,avoid_ms\n",
         );
         for r in &self.recent {
             out.push_str(&format!(
-                "{},{:.4},{:.4},{},{:.4},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{:.4},{:.4},{},{:.4},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.frame,
                 r.t,
                 r.split.frame_ms,
@@ -252,6 +266,7 @@ impl FrameStats {
                 finite_or_empty(r.split.move_ms),
                 finite_or_empty(r.split.regen_ms),
                 finite_or_empty(r.split.seek_ms),
+                finite_or_empty(r.split.avoid_ms),
             ));
         }
         out
@@ -288,11 +303,20 @@ impl FrameStats {
                 let (e50, _, _) = col(|s| s.regen_ms);
                 let split = if !m50.is_finite() {
                     String::new()
-                } else if setting.systems.seeks() {
-                    let (k50, _, _) = col(|s| s.seek_ms);
-                    format!(" (move {m50:.3} regen {e50:.3} seek {k50:.3})")
                 } else {
-                    format!(" (move {m50:.3} regen {e50:.3})")
+                    let (k50, _, _) = col(|s| s.seek_ms);
+                    let (a50, _, _) = col(|s| s.avoid_ms);
+                    let seek = if setting.systems.seeks() {
+                        format!(" seek {k50:.3}")
+                    } else {
+                        String::new()
+                    };
+                    let avoid = if setting.systems.avoids() {
+                        format!(" avoid {a50:.3}")
+                    } else {
+                        String::new()
+                    };
+                    format!(" (move {m50:.3} regen {e50:.3}{seek}{avoid})")
                 };
                 format!(
                     "{:<16} {:<15} threads={:<3} simd={:<8} renderer={:<7} n={:<9} {:>5} frames  frame p50 {f50:8.3} ms  p99 {f99:8.3} ms  | simulate p50 {simulate}{split}  gather+upload p50 {g50:7.3} ms  rest p50 {r50:8.3} ms  draw p50 {draw}",
@@ -319,16 +343,20 @@ fn finite_or_empty(ms: f32) -> String {
 }
 
 /// Each system's share of simulate, p50 at the current setting: `move 1.20 · regen 0.31 ms`,
-/// with `seek` first when it runs. `None` before a steady frame at this setting.
-pub fn system_split(stats: &FrameStats, seeks: bool) -> Option<String> {
+/// with `seek` and `avoid` first when they run. `None` before a steady frame at this setting.
+pub fn system_split(stats: &FrameStats, systems: Systems) -> Option<String> {
     let p50 = |s: &Series| s.points().next().map(|_| s.summary().0);
     let (moving, regen) = (p50(&stats.moving)?, p50(&stats.regen)?);
-    Some(match (seeks, p50(&stats.seek)) {
-        (true, Some(seek)) => {
-            format!("seek {seek:.2} · move {moving:.2} · regen {regen:.2} ms")
-        }
-        _ => format!("move {moving:.2} · regen {regen:.2} ms"),
-    })
+    let mut parts = Vec::new();
+    if let (true, Some(seek)) = (systems.seeks(), p50(&stats.seek)) {
+        parts.push(format!("seek {seek:.2}"));
+    }
+    if let (true, Some(avoid)) = (systems.avoids(), p50(&stats.avoid)) {
+        parts.push(format!("avoid {avoid:.2}"));
+    }
+    parts.push(format!("move {moving:.2}"));
+    parts.push(format!("regen {regen:.2} ms"));
+    Some(parts.join(" · "))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use bevy::prelude::*;
 use bevy::window::{MonitorSelection, PrimaryWindow, WindowMode};
 
 use entity_layouts::layout::{LayoutKind, SeekKernel};
+use entity_layouts::neighbours::AvoidForm;
 use entity_layouts::runtime::action::Action;
 use entity_layouts::runtime::action::{ClipRequest, ClipSettings};
 use entity_layouts::runtime::renderer::Renderer;
@@ -196,10 +197,28 @@ fn keys(
     }
     if input.just_pressed(KeyCode::KeyO) {
         let other = match sim.driver.requested_order() {
-            Order::Id => Order::Group,
+            Order::Id | Order::Cell => Order::Group,
             Order::Group => Order::Id,
         };
         requests.write(Request(Action::Order(other)));
+    }
+    if input.just_pressed(KeyCode::KeyC) {
+        let other = match sim.driver.requested_order() {
+            Order::Id | Order::Group => Order::Cell,
+            Order::Cell => Order::Id,
+        };
+        requests.write(Request(Action::Order(other)));
+    }
+    if input.just_pressed(KeyCode::KeyN) {
+        let on = !sim.driver.systems().avoids();
+        requests.write(Request(Action::Avoid(on)));
+    }
+    if input.just_pressed(KeyCode::KeyJ) {
+        let other = match sim.driver.swarm().avoid_form() {
+            AvoidForm::Idiomatic => AvoidForm::Tuned,
+            AvoidForm::Tuned => AvoidForm::Idiomatic,
+        };
+        requests.write(Request(Action::AvoidForm(other)));
     }
     if input.just_pressed(KeyCode::KeyM) {
         requests.write(Request(Action::ShowMemory(!ui_state.memory_visible)));

@@ -611,14 +611,17 @@ impl<S: Scalar> Layout<S> for FlecsLayout<S> {
 /// query is dropped after that one pass, so no later iteration sorts again behind the swarm's
 /// back (flecs re-sorts an ordered query's tables whenever they changed).
 impl<S: Scalar> SortsInPlace for FlecsLayout<S> {
-    fn sort_in_place(&mut self, order: Order) {
+    fn sort_in_place(&mut self, order: Order) -> bool {
+        if !order.by_id() {
+            return false;
+        }
         self.tuned_seek().resolved.invalidate();
         let mut sorted = Vec::with_capacity(self.entities.len());
         let world = self.world_here();
         let mut builder = world.query::<&OurId<InTable>>();
         match order {
             Order::Id => builder.order_by::<OurId<InTable>>(by_key::<ById>),
-            Order::Group => builder.order_by::<OurId<InTable>>(by_key::<ByGroup>),
+            Order::Group | Order::Cell => builder.order_by::<OurId<InTable>>(by_key::<ByGroup>),
         };
         let query = builder.build();
         query.run(|mut it| {
@@ -628,6 +631,7 @@ impl<S: Scalar> SortsInPlace for FlecsLayout<S> {
         });
         drop(query);
         self.entities.replace(sorted);
+        true
     }
 }
 
@@ -646,7 +650,9 @@ impl OrderKey for ByGroup {
 }
 
 fn by_key<K: OrderKey>(_: Entity, a: &OurId<InTable>, _: Entity, b: &OurId<InTable>) -> i32 {
-    K::ORDER.key(a.0).cmp(&K::ORDER.key(b.0)) as i32
+    K::ORDER
+        .key(a.0, [0.0; 2])
+        .cmp(&K::ORDER.key(b.0, [0.0; 2])) as i32
 }
 
 impl<S: Scalar> InHostMemory for FlecsLayout<S> {

@@ -204,7 +204,10 @@ impl<S: Scalar, L: Layout<S> + InHostMemory> HostLayout<S> for L {}
 pub trait SortsInPlace {
     /// Sorts every entity into `order` with the library's own sort. Afterwards logical index `i`
     /// holds the `i`-th entity of that order; states, handles and targets are unchanged.
-    fn sort_in_place(&mut self, order: Order);
+    /// `false`, with nothing changed, for an order the library cannot sort by: the cell order,
+    /// whose key is a position with ties broken by the id, two components where flecs'
+    /// `order_by` compares one.
+    fn sort_in_place(&mut self, order: Order) -> bool;
 }
 
 /// A layout whose entities live in this process's memory says where ([`regions`]: the app's

@@ -30,17 +30,31 @@ impl<S: AllLayouts> Swarm<S> {
     /// ([`Self::reorder`]). A pending switch or reorder is dropped first. Returns `false`, with
     /// nothing changed, for a layout without one.
     pub fn sort_in_place(&mut self, order: Order) -> bool {
-        if self.layout.sorts_in_place().is_none() {
+        if self.layout.sorts_in_place().is_none() || !order.by_id() {
             return false;
         }
         self.cancel_switch();
-        if let Some(sorter) = self.layout.sorts_in_place() {
-            sorter.sort_in_place(order);
+        if let Some(sorter) = self.layout.sorts_in_place()
+            && !sorter.sort_in_place(order)
+        {
+            return false;
         }
-        let ids = order.arrange(self.population.index.ids_ascending());
+        let ids = order.arrange(self.population.index.ids_ascending(), |_| [0.0; 2]);
         let index = IdIndex::rebuild(&ids);
         self.population.take_sorted(ids, index, order);
         true
+    }
+
+    /// Where each entity stands now, by logical index, for the cell order (which is a function
+    /// of positions); nothing for the orders keyed by the id.
+    pub(super) fn positions_for(&self, order: Order) -> Vec<[f64; 2]> {
+        let mut positions = Vec::new();
+        if !order.by_id() {
+            positions.reserve(self.len());
+            self.layout
+                .for_each_entity(&mut |_, s| positions.push([s.x.to_f64(), s.y.to_f64()]));
+        }
+        positions
     }
 
     /// The order the population was last arranged in: by id from birth, or what the last
@@ -192,7 +206,8 @@ mod tests {
             }
             let order = Order::BOTH[(n + 1) % 2];
             swarm.begin_reorder(order).unwrap();
-            let requested: Vec<u64> = order.arrange(swarm.population.index.ids_ascending());
+            let requested: Vec<u64> =
+                order.arrange(swarm.population.index.ids_ascending(), |_| [0.0; 2]);
             let mut steps = 0;
             while swarm.transition().is_some() {
                 assert!(steps < 2_000, "{kind}: the reorder never ends");

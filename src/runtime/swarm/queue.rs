@@ -51,15 +51,15 @@ impl Walk {
 }
 
 impl Queue {
-    /// The ids `index` maps now, ids below `end` issued, in `order`.
-    pub(super) fn new(order: Order, end: u64, index: &IdIndex) -> Self {
-        if !index.is_dense() {
-            return Self::listed(order.arrange(index.ids_ascending()));
+    /// The ids `index` maps now, ids below `end` issued, in `order`; `positions` holds where
+    /// each entity stands, by logical index, for the cell order (listed up front: its key is
+    /// no function of the id).
+    pub(super) fn new(order: Order, end: u64, index: &IdIndex, positions: &[[f64; 2]]) -> Self {
+        if !index.is_dense() || !order.by_id() {
+            let at = |id: u64| index.get(id).map_or([0.0; 2], |i| positions[i as usize]);
+            return Self::listed(order.arrange(index.ids_ascending(), at));
         }
-        let step = match order {
-            Order::Id => 1,
-            Order::Group => GROUPS,
-        };
+        let step = if order == Order::Group { GROUPS } else { 1 };
         Self {
             walk: Some(Walk {
                 end,
@@ -139,7 +139,7 @@ mod tests {
             }
             assert_eq!(index.is_dense(), keep_every == 3, "{issued}");
             for order in Order::BOTH {
-                let mut queue = Queue::new(order, issued, &index);
+                let mut queue = Queue::new(order, issued, &index, &[]);
                 queue.spawned.extend([issued + 5, issued + 2]);
                 let mut handed = Vec::new();
                 while let Some(id) = queue.next() {
@@ -148,11 +148,11 @@ mod tests {
                     }
                 }
                 assert!(queue.is_done());
-                let mut expected = order.arrange(index.ids_ascending());
+                let mut expected = order.arrange(index.ids_ascending(), |_| [0.0; 2]);
                 expected.extend([issued + 5, issued + 2]);
                 assert_eq!(handed, expected, "{order}, {issued} issued");
-                let arranged = order.arrange(index.ids_ascending());
-                let fresh = || Queue::new(order, issued, &index);
+                let arranged = order.arrange(index.ids_ascending(), |_| [0.0; 2]);
+                let fresh = || Queue::new(order, issued, &index, &[]);
                 assert!(fresh().matches(&arranged, &index), "{order}");
                 let mut swapped = arranged.clone();
                 swapped.swap(3, 40);

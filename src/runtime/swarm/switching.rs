@@ -81,7 +81,9 @@ impl<S: AllLayouts> Swarm<S> {
     /// order goes on, a population already in `order` cancels what is under way, any other
     /// order starts a sort. On error (memory) nothing changes.
     pub fn begin_reorder(&mut self, order: Order) -> Result<(), SimError> {
-        let queue = Queue::new(order, self.population.next_id, &self.population.index);
+        let positions = self.positions_for(order);
+        let population = &self.population;
+        let queue = Queue::new(order, population.next_id, &population.index, &positions);
         let same_sort = matches!(self.pending(), Some(Kind::Sort(s)) if s.order == order);
         // Read only where it decides anything: the walk over the population costs a frame's
         // share at millions.
