@@ -84,4 +84,15 @@ pub enum SimError {
         largest: f64,
         max: f64,
     },
+
+    #[error(
+        "the neighbour pass would take about {seconds:.1} s a frame at {count} entities ({form} pass, stored by {order}), past the {limit:.0} s a frame the window accepts; what helps: sort by cell (C), the tuned pass (J), fewer entities, or neighbours off (N); nothing was changed"
+    )]
+    NeighboursTooSlow {
+        seconds: f64,
+        count: usize,
+        form: String,
+        order: String,
+        limit: f64,
+    },
 }

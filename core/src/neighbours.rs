@@ -19,6 +19,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::SimError;
 use crate::scalar::Scalar;
@@ -233,6 +234,11 @@ pub struct PassCounts {
     pub most: u32,
     pub radius: f64,
     pub cells: usize,
+    /// How long the grid took to build (the tuned form's copy of the positions included), and
+    /// the pass over it (the pushes back in logical order included); the layout's applying the
+    /// pushes to its velocities is in neither.
+    pub grid: Duration,
+    pub pass: Duration,
 }
 
 impl PassCounts {
@@ -262,7 +268,8 @@ pub struct Neighbours<S> {
     /// The tuned form: each entity's position as read (logical order), then the copy in slot
     /// order, each entity's slot, and each slot's push.
     read: Vec<[S; 2]>,
-    copy: Vec<[S; 2]>,
+    copy_x: Vec<S>,
+    copy_y: Vec<S>,
     slot_of: Vec<u32>,
     slot_push: Vec<Push>,
     /// Each entity's push, by logical index: what the layout applies.
@@ -294,9 +301,9 @@ impl<S: Scalar> Neighbours<S> {
     pub fn set_form(&mut self, form: AvoidForm) {
         self.form = form;
         if form == AvoidForm::Idiomatic {
-            for v in [&mut self.read, &mut self.copy] {
-                *v = Vec::new();
-            }
+            self.read = Vec::new();
+            self.copy_x = Vec::new();
+            self.copy_y = Vec::new();
             self.slot_of = Vec::new();
             self.slot_push = Vec::new();
         }
@@ -327,10 +334,12 @@ impl<S: Scalar> Neighbours<S> {
     /// between threads (flecs' world handle).
     pub fn push_apart_here(&mut self, len: usize, position: impl Fn(usize) -> [S; 2]) -> &[Push] {
         let shape = self.begin(len);
+        let started = Instant::now();
         match self.form {
             AvoidForm::Idiomatic => {
                 self.cell_pass(0, &position, shape);
                 self.place(len, shape);
+                self.counts.grid = started.elapsed();
                 let most = AtomicU64::new(0);
                 let totals = [AtomicU64::new(0), AtomicU64::new(0)];
                 let (members, starts) = (&self.members, &self.starts);
@@ -345,12 +354,12 @@ impl<S: Scalar> Neighbours<S> {
                     &totals,
                     &most,
                 );
-                self.finish(len, shape, &totals, &most);
+                self.finish(len, shape, &totals, &most, started);
             }
             AvoidForm::Tuned => {
                 self.read.clear();
                 self.read.extend((0..len).map(&position));
-                self.tuned(Threads::One, len, shape);
+                self.tuned(Threads::One, len, shape, started);
             }
         }
         &self.pushes
@@ -363,10 +372,12 @@ impl<S: Scalar> Neighbours<S> {
         position: &(impl Fn(usize) -> [S; 2] + Sync),
     ) -> &[Push] {
         let shape = self.begin(len);
+        let started = Instant::now();
         match self.form {
             AvoidForm::Idiomatic => {
                 cells_on(threads, &mut self.cells, shape, position);
                 self.place(len, shape);
+                self.counts.grid = started.elapsed();
                 let most = AtomicU64::new(0);
                 let totals = [AtomicU64::new(0), AtomicU64::new(0)];
                 let c = chunk_len(threads, len);
@@ -385,7 +396,7 @@ impl<S: Scalar> Neighbours<S> {
                         &most,
                     );
                 });
-                self.finish(len, shape, &totals, &most);
+                self.finish(len, shape, &totals, &most, started);
             }
             AvoidForm::Tuned => {
                 self.read.resize(len, [S::ZERO; 2]);
@@ -396,7 +407,7 @@ impl<S: Scalar> Neighbours<S> {
                         *p = position(i);
                     }
                 });
-                self.tuned(threads, len, shape);
+                self.tuned(threads, len, shape, started);
             }
         }
         &self.pushes
@@ -449,14 +460,18 @@ impl<S: Scalar> Neighbours<S> {
 
     /// The tuned form, once `read` holds every position in logical order: the grid, the copy
     /// in slot order, the pass cell by cell, then each slot's push back to its entity.
-    fn tuned(&mut self, threads: Threads, len: usize, shape: GridShape) {
+    fn tuned(&mut self, threads: Threads, len: usize, shape: GridShape, started: Instant) {
         let read = &self.read;
         cells_on(threads, &mut self.cells, shape, |i| read[i]);
         self.place(len, shape);
-        self.copy.resize(len, [S::ZERO; 2]);
-        for (p, &i) in self.copy.iter_mut().zip(&self.members) {
-            *p = self.read[i as usize];
+        self.copy_x.clear();
+        self.copy_y.clear();
+        for &i in &self.members {
+            let [x, y] = self.read[i as usize];
+            self.copy_x.push(x);
+            self.copy_y.push(y);
         }
+        self.counts.grid = started.elapsed();
         self.slot_push.resize(len, Push::default());
         let most = AtomicU64::new(0);
         let totals = [AtomicU64::new(0), AtomicU64::new(0)];
@@ -476,7 +491,7 @@ impl<S: Scalar> Neighbours<S> {
             parts.push((row..end, slots.start, mine));
             row = end;
         }
-        let (starts, copy) = (&self.starts, &self.copy);
+        let (starts, copy_x, copy_y) = (&self.starts, &self.copy_x, &self.copy_y);
         let constants = AvoidConstants::<S>::new(shape.radius);
         for_each_part(threads, parts.into_iter(), |(rows, first, out)| {
             let (mut candidates, mut within, mut top) = (0u64, 0u64, 0u32);
@@ -484,11 +499,12 @@ impl<S: Scalar> Neighbours<S> {
                 for col in 0..shape.cols {
                     let cell = row * shape.cols + col;
                     for slot in starts[cell] as usize..starts[cell + 1] as usize {
-                        let [x, y] = copy[slot];
+                        let (x, y) = (copy_x[slot], copy_y[slot]);
                         let mut push = Push::default();
                         shape.around(starts, col, row, |run| {
                             candidates += run.len() as u64;
-                            for &[nx, ny] in &copy[run] {
+                            let (xs, ys) = (&copy_x[run.clone()], &copy_y[run]);
+                            for (&nx, &ny) in xs.iter().zip(ys) {
                                 avoid_pair(&constants, x, y, nx, ny, &mut push);
                             }
                         });
@@ -513,12 +529,22 @@ impl<S: Scalar> Neighbours<S> {
                 }
             },
         );
-        self.finish(len, shape, &totals, &most);
+        self.finish(len, shape, &totals, &most, started);
     }
 
-    fn finish(&mut self, len: usize, shape: GridShape, totals: &[AtomicU64; 2], most: &AtomicU64) {
+    fn finish(
+        &mut self,
+        len: usize,
+        shape: GridShape,
+        totals: &[AtomicU64; 2],
+        most: &AtomicU64,
+        started: Instant,
+    ) {
         let within = totals[1].load(Ordering::Relaxed);
+        let grid = self.counts.grid;
         self.counts = PassCounts {
+            grid,
+            pass: started.elapsed().saturating_sub(grid),
             entities: len,
             candidates: totals[0].load(Ordering::Relaxed),
             // Each entity is within the radius of itself.
@@ -535,7 +561,7 @@ impl<S: Scalar> Neighbours<S> {
             + self.members.capacity()
             + self.cells.capacity()
             + self.slot_of.capacity();
-        let points = self.read.capacity() + self.copy.capacity();
+        let points = self.read.capacity() + (self.copy_x.capacity() + self.copy_y.capacity()) / 2;
         let pushes = self.pushes.capacity() + self.slot_push.capacity();
         (u32s * 4 + points * size_of::<[S; 2]>() + pushes * size_of::<Push>()) as u64
     }

@@ -98,7 +98,7 @@ impl FromStr for Order {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Order::BOTH
+        Order::ALL
             .into_iter()
             .find(|o| o.name() == s)
             .ok_or_else(|| format!("unknown order '{s}'; accepted: id, group, cell"))

@@ -29,6 +29,8 @@ pub trait Scalar:
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
     fn to_f32(self) -> f32;
+    /// Truncated toward zero, saturating at `i32`'s ends (Rust's `as`).
+    fn trunc_i32(self) -> i32;
     /// The exact bit pattern, widened: what the checksum hashes, so "equal" means bit-identical.
     fn to_bits_u64(self) -> u64;
 }
@@ -48,6 +50,10 @@ impl Scalar for f32 {
     #[inline]
     fn to_f32(self) -> f32 {
         self
+    }
+    #[inline]
+    fn trunc_i32(self) -> i32 {
+        self as i32
     }
     #[inline]
     fn to_bits_u64(self) -> u64 {
@@ -70,6 +76,10 @@ impl Scalar for f64 {
     #[inline]
     fn to_f32(self) -> f32 {
         self as f32
+    }
+    #[inline]
+    fn trunc_i32(self) -> i32 {
+        self as i32
     }
     #[inline]
     fn to_bits_u64(self) -> u64 {

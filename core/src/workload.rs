@@ -540,22 +540,24 @@ fn seek_constants<S: Scalar>(dt: S) -> [S; 6] {
 pub const AVOID_GAIN: f64 = 40.0;
 /// The fixed point a push is summed in: each pair's push is truncated to a multiple of
 /// `1 / AVOID_FIXED_ONE` and summed as an integer. An integer sum does not depend on the order
-/// its terms come in, so an entity's result is the same bits whichever order its neighbours
-/// are visited in (cell order, id order, any layout, any thread count); a float sum would not
-/// be. A power of two: the scaling is exact, and a push keeps 16 bits below one.
+/// its terms come in (a wrapping one neither), so an entity's result is the same bits whichever
+/// order its neighbours are visited in (cell order, id order, any layout, any thread count); a
+/// float sum would not be. A power of two: the scaling is exact, a push keeps 16 bits below
+/// one, and one entity's pushes fit an `i32` up to tens of thousands of neighbours, far past
+/// what a reach accepts ([`crate::neighbours::MAX_CANDIDATES`]).
 pub const AVOID_FIXED_ONE: f64 = 65_536.0;
 
 /// What [`avoid_pair`] adds up for one entity: its push in fixed point ([`AVOID_FIXED_ONE`]),
 /// and how many entities sat within the radius (itself included).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Push {
-    pub x: i64,
-    pub y: i64,
+    pub x: i32,
+    pub y: i32,
     pub within: u32,
 }
 
 /// The avoid rule's constants for one radius, in `S`: the world's extents and their halves,
-/// the radius squared, its inverse and the inverse of its square.
+/// the radius squared, its inverse, the inverse of its square, and the fixed point's one.
 #[derive(Clone, Copy, Debug)]
 pub struct AvoidConstants<S> {
     w: S,
@@ -565,6 +567,8 @@ pub struct AvoidConstants<S> {
     r2: S,
     inv_r: S,
     inv_r2: S,
+    one: S,
+    fixed: S,
 }
 
 impl<S: Scalar> AvoidConstants<S> {
@@ -577,33 +581,37 @@ impl<S: Scalar> AvoidConstants<S> {
             r2: S::from_f64(radius * radius),
             inv_r: S::from_f64(1.0 / radius),
             inv_r2: S::from_f64(1.0 / (radius * radius)),
+            one: S::from_f64(1.0),
+            fixed: S::from_f64(AVOID_FIXED_ONE),
         }
     }
 }
 
 /// The avoid rule for one pair: the entity at `(x, y)` is pushed away from the one at
 /// `(nx, ny)` when it is within the radius, the shortest way across the wrapping world, by
-/// `(1 - d²/R²)` along the unit of `d/R`: hardest up close, nothing at the radius, no square
-/// root. The push is added to `push` in fixed point ([`AVOID_FIXED_ONE`]). An entity paired
-/// with itself adds nothing but its count.
+/// `(1 - d²/R²)` along `d/R`: hardest up close, nothing at the radius, no square root. The push
+/// is added to `push` in fixed point ([`AVOID_FIXED_ONE`]). Written with selects, not
+/// branches: whether a candidate is within the radius is a coin toss the predictor loses, and
+/// a loop of selects over a run of candidates vectorizes. An entity paired with itself, or one
+/// outside the radius, adds a push of zero.
 #[inline(always)]
 pub fn avoid_pair<S: Scalar>(c: &AvoidConstants<S>, x: S, y: S, nx: S, ny: S, push: &mut Push) {
+    use std::hint::select_unpredictable as pick;
+    let shortest = |d: S, extent: S, half: S| {
+        pick(
+            d > half,
+            d - extent,
+            pick(d < S::ZERO - half, d + extent, d),
+        )
+    };
     let dx = shortest(nx - x, c.w, c.half_w);
     let dy = shortest(ny - y, c.h, c.half_h);
     let d2 = dx * dx + dy * dy;
-    if d2 < c.r2 {
-        let fall = S::from_f64(1.0) - d2 * c.inv_r2;
-        push.x -= to_fixed(dx * c.inv_r * fall);
-        push.y -= to_fixed(dy * c.inv_r * fall);
-        push.within += 1;
-    }
-}
-
-/// `v` in [`AVOID_FIXED_ONE`] steps, truncated toward zero (exact up to the truncation: the
-/// widening to `f64` and the power-of-two scale lose nothing).
-#[inline(always)]
-fn to_fixed<S: Scalar>(v: S) -> i64 {
-    (v.to_f64() * AVOID_FIXED_ONE) as i64
+    let inside = d2 < c.r2;
+    let fall = pick(inside, c.one - d2 * c.inv_r2, S::ZERO) * c.inv_r * c.fixed;
+    push.x = push.x.wrapping_sub((dx * fall).trunc_i32());
+    push.y = push.y.wrapping_sub((dy * fall).trunc_i32());
+    push.within += u32::from(inside);
 }
 
 /// The avoid system for one entity, once its push is summed ([`avoid_pair`] over everyone
@@ -614,8 +622,8 @@ fn to_fixed<S: Scalar>(v: S) -> i64 {
 pub fn avoid_one<S: Scalar>(vx: S, vy: S, push: Push, dt: S) -> (S, S) {
     let gain = S::from_f64(AVOID_GAIN) * dt;
     let max = S::from_f64(MAX_SEEK_SPEED);
-    let px = S::from_f64(push.x as f64 / AVOID_FIXED_ONE);
-    let py = S::from_f64(push.y as f64 / AVOID_FIXED_ONE);
+    let px = S::from_f64(f64::from(push.x) / AVOID_FIXED_ONE);
+    let py = S::from_f64(f64::from(push.y) / AVOID_FIXED_ONE);
     (
         clamp_speed(vx + px * gain, max),
         clamp_speed(vy + py * gain, max),

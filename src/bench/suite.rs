@@ -18,6 +18,7 @@ pub fn experiments() -> Vec<&'static dyn AnyExperiment> {
         &studies::random_access::RandomAccess,
         &beyond::seek::Seek,
         &beyond::order::OrderExperiment,
+        &beyond::neighbours::Neighbours,
         &studies::churn::Churn,
         &studies::filtered::Filtered,
         &studies::fragmentation::Fragmentation,

@@ -10,7 +10,7 @@ use crate::layout::{LayoutKind, SeekKernel};
 use crate::neighbours::{AvoidForm, Reach};
 use crate::runtime::renderer::Renderer;
 use crate::runtime::swarm::Order;
-use crate::runtime::values::{ResortAbove, WindowSize};
+use crate::runtime::values::{ResortAbove, ResortEvery, WindowSize};
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
 
@@ -48,6 +48,9 @@ pub enum Action {
     /// this share of its targets outside their group's stretch (`resort 50`), or never
     /// (`resort off`, the default).
     Resort(Option<ResortAbove>),
+    /// Sort a population that was sorted by cell again every this many frames
+    /// (`resort-cells 120`), or never (`resort-cells off`, the default).
+    ResortCells(Option<ResortEvery>),
     Pause(bool),
     /// Let this many frames pass before the next action (scripts).
     Wait(u64),
@@ -93,6 +96,7 @@ impl Action {
                 | Action::Reach(_)
                 | Action::Order(_)
                 | Action::Resort(_)
+                | Action::ResortCells(_)
                 | Action::Pause(_)
         )
     }
@@ -174,6 +178,8 @@ impl fmt::Display for Action {
             Action::Order(order) => write!(f, "order {order}"),
             Action::Resort(None) => f.write_str("resort off"),
             Action::Resort(Some(above)) => write!(f, "resort {}", above.percent()),
+            Action::ResortCells(None) => f.write_str("resort-cells off"),
+            Action::ResortCells(Some(every)) => write!(f, "resort-cells {}", every.frames()),
             Action::Pause(true) => f.write_str("pause"),
             Action::Pause(false) => f.write_str("resume"),
             Action::Wait(frames) => write!(f, "wait {frames}"),

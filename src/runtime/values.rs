@@ -124,6 +124,34 @@ impl FromStr for Churn {
     }
 }
 
+/// How often a population sorted by cell is sorted again, in frames: motion moves entities
+/// out of the cells they were sorted by. 1 to [`ResortEvery::MAX`]; off by default, the
+/// interval docs/results/neighbours.md measured (a streams population's clumps travel
+/// together, so the order decays slowly).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResortEvery(u32);
+
+impl ResortEvery {
+    /// Ten minutes of frames at 60 a second.
+    pub const MAX: u32 = 36_000;
+
+    pub fn frames(self) -> u32 {
+        self.0
+    }
+}
+
+impl FromStr for ResortEvery {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        whole_number_in("re-sort interval", text.trim(), 1, u64::from(Self::MAX))
+            .map(|n| Self(n as u32))
+            .map_err(|e| ValueError {
+                accepted: format!("{} frames, or off", e.accepted),
+                ..e
+            })
+    }
+}
+
 /// When a population sorted by group is sorted again: once more than this percent of the seekers
 /// with a live target sit outside their group's stretch (churn appends spawns and swaps
 /// removals, and spreads a sorted population out): 1 to 99.

@@ -9,8 +9,14 @@
 //! churn 1000          # spawns + removals per frame, 0 to 100,000
 //! seek on             # run the seek system too (each entity steers toward its target); `seek off`
 //! seek tuned          # handles resolved once, prefetched, no branches; `seek idiomatic`
+//! neighbours on       # run the neighbour system too (avoid); `neighbours off`
+//! neighbours tuned    # positions copied into the grid in cell order; `neighbours idiomatic`
+//! neighbours 8        # the radius set for about 8 neighbours each (1 to 64)
+//! radius 2.5          # a fixed radius in world units instead
 //! order group         # rebuild the storage with each seeker beside its target; `order id`
+//! order cell          # rebuild it with neighbours beside each other
 //! resort 50           # sort by group again once churn strays 50% of the targets; `resort off`
+//! resort-cells 120    # sort by cell again every 120 frames; `resort-cells off`
 //! wait 120            # frames
 //! wait done           # until the switch, sort or growth under way has landed
 //! say Objects on the heap: one pointer per entity
@@ -43,7 +49,7 @@ use crate::runtime::pace::Pace;
 use crate::runtime::renderer::Renderer;
 use crate::runtime::swarm::Order;
 use crate::runtime::values::{
-    Churn, EntityCount, Frames, LineMs, ResortAbove, ValueError, WindowSize,
+    Churn, EntityCount, Frames, LineMs, ResortAbove, ResortEvery, ValueError, WindowSize,
 };
 use crate::simd::SimdChoice;
 use crate::threads::Threads;
@@ -87,7 +93,7 @@ const fn verb(name: &'static str, usage: &'static str, example: &'static str) ->
 }
 
 /// Every verb of the script language, in the order docs/app.md gives them.
-pub const GRAMMAR: [Verb; 22] = [
+pub const GRAMMAR: [Verb; 23] = [
     verb("layout", "layout NAME (any --layout name)", "layout soa"),
     verb(
         "count",
@@ -125,6 +131,11 @@ pub const GRAMMAR: [Verb; 22] = [
         "resort",
         "resort PCT|off (sort by group again when churn has spread more than PCT% of the targets, 1 to 99)",
         "resort 50",
+    ),
+    verb(
+        "resort-cells",
+        "resort-cells N|off (sort by cell again every N frames, 1 to 36,000)",
+        "resort-cells 120",
     ),
     verb("renderer", "renderer compute|quads", "renderer quads"),
     verb("memory", "memory show|hide", "memory show"),
@@ -270,6 +281,10 @@ pub fn parse(source: &str) -> Result<Vec<Action>, ScriptError> {
             "resort" => match need("off or a percent")? {
                 "off" => Action::Resort(None),
                 above => Action::Resort(Some(above.parse::<ResortAbove>().map_err(value)?)),
+            },
+            "resort-cells" => match need("off or a number of frames")? {
+                "off" => Action::ResortCells(None),
+                every => Action::ResortCells(Some(every.parse::<ResortEvery>().map_err(value)?)),
             },
             "panel" => match need("show or hide")? {
                 "show" => Action::ShowPanel(true),
@@ -570,7 +585,8 @@ mod tests {
         assert!(err.problem.ends_with(&verbs()), "{err}");
         let every_action = parse(
             "layout aos\ncount 5\ncount until-over 3\nthreads 1\nsimd baseline\nchurn 1\nseek off\n\
-             seek tuned\norder id\nresort off\nresort 30\n\
+             seek tuned\norder id\nresort off\nresort 30\nneighbours on\nneighbours tuned\n\
+             neighbours 12\nradius 3\norder cell\nresort-cells 60\nresort-cells off\n\
              renderer compute\nmemory hide\npanel show\nexport\nrecord\nrecord stop\npause\nresume\n\
              size 800x600\nsay\nwait 1\nscreenshot a.png\nexit",
         )
@@ -666,6 +682,12 @@ mod tests {
             ("resort 0", 1, "1 to 99 (a percent of the targets"),
             ("resort 100%", 1, "re-sort threshold '100%' is not accepted"),
             ("resort", 1, "'resort' needs off or a percent"),
+            ("resort-cells 0", 1, "1 to 36000 frames, or off"),
+            (
+                "resort-cells often",
+                1,
+                "re-sort interval 'often' is not accepted",
+            ),
             ("jump 3", 1, "unknown action"),
             ("screenshot shot.jpg", 1, ".png"),
             ("count", 1, "needs an entity count"),

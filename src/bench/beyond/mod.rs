@@ -7,6 +7,7 @@
 //! | [`headline`] | both: every headline ratio as the median of fresh processes, with its spread |
 //! | [`seek`] | both: systems that read other entities by handle, where the ranking turns over |
 //! | [`order`] | both: the storage sorted by who reads whom, what it gains and what it costs |
+//! | [`neighbours`] | both: each entity reads the entities near it, through a grid |
 //! | [`peers`] | both: hecs, flecs and shipyard beside Bevy |
 //! | [`threads`] | both ran one thread: all cores |
 //! | [`simd`] | both left it out: SIMD width |
@@ -28,6 +29,7 @@ pub mod gpu;
 pub mod grow;
 pub mod headline;
 pub mod migration;
+pub mod neighbours;
 pub mod order;
 pub mod peers;
 #[cfg(feature = "app")]

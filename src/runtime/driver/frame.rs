@@ -180,6 +180,7 @@ impl<S: AllLayouts> Driver<S> {
                 let t = Instant::now();
                 self.swarm.step_avoid(dt, threads);
                 report.avoid = t.elapsed();
+                self.note_avoid_cost(report.avoid);
             }
             let t = Instant::now();
             self.swarm.step_move(dt, threads);
@@ -232,6 +233,11 @@ impl<S: AllLayouts> Driver<S> {
                 Err(e) => report.error = Some(e),
             }
         }
+        if self.cell_resort_due()
+            && let Err(e) = self.start_order(Order::Cell)
+        {
+            report.error = Some(e);
+        }
         report.copied = self.copy_step(frame_start);
         report.switch = t.elapsed();
         report.switch_waited = core_wait::since(waited);
@@ -267,6 +273,28 @@ impl<S: AllLayouts> Driver<S> {
             .target_spread_sampled(stretch, RESORT_SAMPLES)
             .far;
         (far > threshold.share()).then_some(far)
+    }
+
+    /// Whether a population sorted by cell is due to be sorted again: every
+    /// [`crate::runtime::values::ResortEvery`] frames of it sorted by cell, with nothing else
+    /// under way.
+    fn cell_resort_due(&mut self) -> bool {
+        let Some(every) = self.ordering.cell_every else {
+            return false;
+        };
+        let settled = !self.loading()
+            && self.swarm.transition().is_none()
+            && self.ordering.queued.is_none()
+            && self.swarm.order() == Order::Cell;
+        if !settled {
+            return false;
+        }
+        self.ordering.since_cell_sort += 1;
+        if self.ordering.since_cell_sort < every.frames() {
+            return false;
+        }
+        self.ordering.since_cell_sort = 0;
+        true
     }
 
     /// Whether a `count until-over` search is under way, or its population still growing back

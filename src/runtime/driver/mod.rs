@@ -22,12 +22,13 @@ use pacing::Pacing;
 
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::neighbours::AvoidForm;
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::pace::Pace;
 use crate::runtime::progress::{Progress, Work};
 use crate::runtime::swarm::{MAX_ENTITIES, Order, Purpose, Swarm};
 use crate::runtime::until_over::Searches;
-use crate::runtime::values::ResortAbove;
+use crate::runtime::values::{ResortAbove, ResortEvery};
 use crate::simd::{SimdChoice, SimdTier};
 use crate::threads::Threads;
 use crate::workload::{Dt, SpawnPattern, Systems};
@@ -66,6 +67,9 @@ pub struct Driver<S: AllLayouts = f32> {
     settings: Settings,
     pacing: Pacing,
     ordering: Ordering,
+    /// What the last neighbour pass cost per entity, and where it ran: what the freeze guard
+    /// estimates the next from ([`Self::check_avoid_cost`]).
+    avoid_cost: Option<AvoidCost>,
     frame: u64,
     /// Filling the start-up population ([`Self::begin_loading`]).
     loading: bool,
@@ -107,6 +111,26 @@ impl Default for Settings {
 
 /// The storage order asked for beyond what is under way: a sort that waits for other work, and
 /// the re-sort threshold.
+/// A neighbour pass's cost per entity, and the layout, form and order it ran in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct AvoidCost {
+    ns_per_entity: f64,
+    kind: LayoutKind,
+    form: AvoidForm,
+    order: Order,
+}
+
+/// The longest neighbour pass the window accepts, in seconds a frame: past it the keys and the
+/// panel would wait seconds for each frame, so a request that would get there is refused.
+pub const AVOID_LIMIT_S: f64 = 2.0;
+
+/// The least the freeze guard assumes a neighbour pass costs per entity, whatever a pass at a
+/// smaller count measured (a small population fits the cache): the idiomatic pass in id order
+/// misses the cache on every candidate; sorted by cell, or tuned, it mostly hits
+/// (docs/results/neighbours.md has `soa`'s measured costs, which these stay near).
+const PRIOR_NS_SCATTERED: f64 = 1_500.0;
+const PRIOR_NS_NEAR: f64 = 150.0;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Ordering {
     /// A sort asked for while other work was under way (a switch, the start-up fill): it starts
@@ -117,6 +141,10 @@ struct Ordering {
     resort: Option<ResortAbove>,
     /// Frames until the next look at how far the targets strayed.
     countdown: u32,
+    /// Sort again by cell every this many frames
+    /// ([`crate::runtime::action::Action::ResortCells`]), and the frames since the last sort.
+    cell_every: Option<ResortEvery>,
+    since_cell_sort: u32,
 }
 
 impl<S: AllLayouts> Driver<S> {
@@ -130,6 +158,7 @@ impl<S: AllLayouts> Driver<S> {
             settings: Settings::default(),
             pacing: Pacing::default(),
             ordering: Ordering::default(),
+            avoid_cost: None,
             frame: 0,
             loading: false,
             ceiling: None,

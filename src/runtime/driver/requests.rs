@@ -3,9 +3,10 @@
 //! refused request changes nothing and says why; a request that replaces or cancels a pending
 //! switch says what it replaced.
 
-use super::Driver;
+use super::{AVOID_LIMIT_S, AvoidCost, Driver, PRIOR_NS_NEAR, PRIOR_NS_SCATTERED};
 use crate::error::SimError;
 use crate::layout::LayoutKind;
+use crate::neighbours::AvoidForm;
 use crate::runtime::action::{Action, Outcome};
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::progress::Eta;
@@ -59,6 +60,7 @@ impl<S: AllLayouts> Driver<S> {
                 if on {
                     self.swarm.check_neighbours(self.swarm.len())?;
                     self.swarm.check_neighbours(self.target)?;
+                    self.check_avoid_cost(self.target.max(self.swarm.len()), None)?;
                 }
                 let systems = self.settings.systems.with_avoid(on);
                 let different = systems != self.settings.systems;
@@ -66,6 +68,9 @@ impl<S: AllLayouts> Driver<S> {
                 Ok(changed(different))
             }
             Action::AvoidForm(form) => {
+                if self.settings.systems.avoids() {
+                    self.check_avoid_cost(self.target.max(self.swarm.len()), Some(form))?;
+                }
                 let different = form != self.swarm.avoid_form();
                 self.swarm.set_avoid_form(form);
                 Ok(changed(different))
@@ -88,6 +93,12 @@ impl<S: AllLayouts> Driver<S> {
                 let different = threshold != self.ordering.resort;
                 self.ordering.resort = threshold;
                 self.ordering.countdown = 0;
+                Ok(changed(different))
+            }
+            Action::ResortCells(every) => {
+                let different = every != self.ordering.cell_every;
+                self.ordering.cell_every = every;
+                self.ordering.since_cell_sort = 0;
                 Ok(changed(different))
             }
             Action::Threads(threads) => {
@@ -129,6 +140,7 @@ impl<S: AllLayouts> Driver<S> {
         self.swarm.check_fits(self.swarm.kind(), n)?;
         if self.settings.systems.avoids() {
             self.swarm.check_neighbours(n)?;
+            self.check_avoid_cost(n, None)?;
         }
         let len = self.swarm.len();
         if n < len {
@@ -142,6 +154,51 @@ impl<S: AllLayouts> Driver<S> {
         }
         self.target = n;
         Ok(())
+    }
+
+    /// The freeze guard: the neighbour pass at `count` entities (in `form`, or the form in use)
+    /// estimated from the last pass in the same layout, form and order, and never below the
+    /// prior; a request past [`AVOID_LIMIT_S`] a frame is refused, saying what helps.
+    pub(super) fn check_avoid_cost(
+        &self,
+        count: usize,
+        form: Option<AvoidForm>,
+    ) -> Result<(), SimError> {
+        let form = form.unwrap_or(self.swarm.avoid_form());
+        let (kind, order) = (self.swarm.kind(), self.swarm.order());
+        let measured = self
+            .avoid_cost
+            .filter(|c| (c.kind, c.form, c.order) == (kind, form, order))
+            .map(|c| c.ns_per_entity);
+        let prior = if form == AvoidForm::Idiomatic && order != Order::Cell {
+            PRIOR_NS_SCATTERED
+        } else {
+            PRIOR_NS_NEAR
+        };
+        let seconds = measured.unwrap_or(0.0).max(prior) * count as f64 * 1e-9;
+        if seconds > AVOID_LIMIT_S {
+            return Err(SimError::NeighboursTooSlow {
+                seconds,
+                count,
+                form: form.name().into(),
+                order: order.name().into(),
+                limit: AVOID_LIMIT_S,
+            });
+        }
+        Ok(())
+    }
+
+    /// Keeps what the last neighbour pass cost per entity, for the freeze guard.
+    pub(super) fn note_avoid_cost(&mut self, took: std::time::Duration) {
+        let len = self.swarm.len();
+        if len > 0 {
+            self.avoid_cost = Some(AvoidCost {
+                ns_per_entity: took.as_secs_f64() * 1e9 / len as f64,
+                kind: self.swarm.kind(),
+                form: self.swarm.avoid_form(),
+                order: self.swarm.order(),
+            });
+        }
     }
 
     fn set_churn(&mut self, per_frame: usize) -> Result<(), SimError> {

@@ -1,6 +1,7 @@
 //! The driver's own tests: requests, pacing, loading and progress, frame by frame.
 
 use super::*;
+use crate::neighbours::AvoidForm;
 use crate::runtime::action::{Action, Outcome};
 use crate::runtime::pace::Pace;
 use crate::runtime::progress::Work;
@@ -354,6 +355,62 @@ fn seek_is_a_setting_kept_across_a_switch() {
     assert_eq!(d.apply(&Action::Seek(false)), Ok(Outcome::Unchanged));
     let report = d.frame_step();
     assert_eq!(report.seek, Duration::ZERO);
+}
+
+#[test]
+fn neighbours_are_a_setting_kept_across_a_switch_and_a_sort_by_cell() {
+    let mut d = driver(LayoutKind::Soa, 4);
+    d.apply(&Action::Count(3_000)).unwrap();
+    d.frame_step();
+    assert_eq!(d.apply(&Action::Avoid(true)), Ok(Outcome::Changed));
+    assert_eq!(d.systems(), Systems::WITH_AVOID);
+    assert!(d.frame_step().avoid > Duration::ZERO);
+    assert!(d.swarm().neighbour_counts().neighbours > 0);
+    d.apply(&Action::Layout(LayoutKind::Boxed)).unwrap();
+    d.apply(&Action::AvoidForm(AvoidForm::Tuned)).unwrap();
+    d.apply(&Action::Order(Order::Cell)).unwrap();
+    for _ in 0..100 {
+        if d.swarm().transition().is_none() && d.swarm().order() == Order::Cell {
+            break;
+        }
+        d.frame_step();
+    }
+    assert_eq!(
+        (d.swarm().kind(), d.swarm().order(), d.systems()),
+        (LayoutKind::Boxed, Order::Cell, Systems::WITH_AVOID)
+    );
+    assert_eq!(d.swarm().avoid_form(), AvoidForm::Tuned);
+    assert!(d.frame_step().avoid > Duration::ZERO);
+    assert_eq!(d.apply(&Action::Avoid(false)), Ok(Outcome::Changed));
+    assert_eq!(d.frame_step().avoid, Duration::ZERO);
+}
+
+/// The freeze guard: with the neighbours on, a count whose pass would take seconds a frame is
+/// refused before anything grows, naming what helps; turning them on at such a count too; the
+/// tuned pass, or the neighbours off, let the count through.
+#[test]
+fn a_neighbour_pass_that_would_freeze_the_window_is_refused() {
+    let mut d = driver(LayoutKind::Soa, 4);
+    d.apply(&Action::Count(1_000)).unwrap();
+    d.apply(&Action::Avoid(true)).unwrap();
+    let e = d.apply(&Action::Count(5_000_000)).unwrap_err().to_string();
+    assert!(e.contains("s a frame at 5000000 entities"), "{e}");
+    assert!(e.contains("sort by cell (C), the tuned pass (J)"), "{e}");
+    assert_eq!(d.target(), 1_000);
+    d.apply(&Action::Avoid(false)).unwrap();
+    d.apply(&Action::Count(5_000_000)).unwrap();
+    let e = d.apply(&Action::Avoid(true)).unwrap_err().to_string();
+    assert!(e.contains("nothing was changed"), "{e}");
+    assert!(!d.systems().avoids());
+    d.apply(&Action::AvoidForm(AvoidForm::Tuned)).unwrap();
+    d.apply(&Action::Avoid(true)).unwrap();
+    // Back to idiomatic at that count: refused, the tuned pass kept.
+    assert!(d.apply(&Action::AvoidForm(AvoidForm::Idiomatic)).is_err());
+    assert_eq!(d.swarm().avoid_form(), AvoidForm::Tuned);
+    // A reach too wide for the count is refused too, with the largest accepted.
+    let wide = crate::neighbours::Reach::radius(200.0).unwrap();
+    let e = d.apply(&Action::Reach(wide)).unwrap_err().to_string();
+    assert!(e.contains("accepted at this count: a radius up to"), "{e}");
 }
 
 #[test]

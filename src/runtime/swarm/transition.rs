@@ -1078,7 +1078,7 @@ mod tests {
         assert_eq!(sorted.sorts_landed(), landed_before + 1);
         assert_eq!(
             sorted.ids(),
-            &Order::Group.arrange((0..2_000).collect())[..]
+            &Order::Group.arrange((0..2_000).collect(), |_| [0.0; 2])[..]
         );
         sorted.switch_to(LayoutKind::Boxed).unwrap();
         assert_eq!(
