@@ -47,15 +47,14 @@ pub const TARGET_RATIO: f64 = 3.0;
 /// Fresh processes for the target's ratio.
 const TARGET_REPS: usize = 3;
 /// Interleaved rounds per target process.
-const ROUNDS: usize = 5;
-/// Frames the decay follows after a sort by cell: four seconds of the app at 60 frames a
+const ROUNDS: usize = 3;
+/// Frames the decay follows after a sort by cell: three seconds of the app at 60 frames a
 /// second, enough for a clump to cross many cells, short enough for the run's time.
-const DECAY_FRAMES: usize = 240;
+const DECAY_FRAMES: usize = 180;
 /// The frames the decay records, beside the summary it computes over all of them.
-const DECAY_SHOWN: [usize; 6] = [0, 10, 30, 60, 120, 239];
-/// Samples per process at 1M, and at 10M.
-const SAMPLES: usize = 5;
-const FEW_SAMPLES: usize = 3;
+const DECAY_SHOWN: [usize; 5] = [0, 10, 30, 60, 179];
+/// Samples per process at 1M and up, where one pass takes from a tenth of a second to seconds.
+const SAMPLES: usize = 3;
 /// The ECS libraries' tuned layouts, measured at 10M beside `soa`.
 const TUNED_ECS: [LayoutKind; 4] = [
     LayoutKind::EcsContiguous,
@@ -166,18 +165,15 @@ fn big_n(cfg: &BenchConfig) -> usize {
     cfg.pick(10_000_000, 50_000)
 }
 
-/// Samples per process: a pass at 1M takes from a tenth of a second to seconds, so the p50 of
-/// [`SAMPLES`] (at 10M of [`FEW_SAMPLES`]); the small counts take the run's method.
+/// The p50 of [`SAMPLES`] passes at 1M and up; the small counts take the run's method.
 fn method_at(cfg: &BenchConfig, n: usize) -> Method {
-    let samples = match n {
-        n if n >= 10_000_000 => FEW_SAMPLES,
-        n if n >= 1_000_000 => SAMPLES,
-        _ => return cfg.method,
-    };
+    if n < 1_000_000 {
+        return cfg.method;
+    }
     Method {
         warmup_passes: 1,
-        min_samples: samples,
-        max_samples: samples,
+        min_samples: SAMPLES,
+        max_samples: SAMPLES,
         ..cfg.method
     }
 }
@@ -193,7 +189,7 @@ fn forms(cfg: &BenchConfig, n: usize) -> Vec<AvoidForm> {
 }
 
 fn param(order: Order, form: AvoidForm) -> String {
-    format!("order={order} form={form}")
+    format!("order={order},form={form}")
 }
 
 /// One process: `n` entities of `kind`, the neighbour pass by id and sorted by cell.
@@ -267,7 +263,7 @@ fn target_cell(cfg: &BenchConfig, rep: usize) -> Result<Vec<Record>, BenchError>
     Ok(vec![
         Record::new(NAME, "soa", "f32", n)
             .threads(Threads::One)
-            .param("idiomatic by id / tuned by cell")
+            .param("idiomatic-by-id/tuned-by-cell")
             .in_process(rep)
             .value(Metric::Ratio, "x", ratio),
     ])
@@ -276,7 +272,7 @@ fn target_cell(cfg: &BenchConfig, rep: usize) -> Result<Vec<Record>, BenchError>
 /// What the decay found, from each frame's pass time after a sort and the sort's own time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Decay {
-    /// The first frame at which the time lost since the sort, over the first frame's pass,
+    /// The first frame at which the time lost since the sort, over the first frames' pass,
     /// exceeds what the sort cost: a re-sort then would have paid for itself.
     pub pays_after: Option<usize>,
     /// The re-sort interval whose cost per frame (the sort's, shared out, and every pass)
@@ -288,7 +284,8 @@ pub struct Decay {
 impl Decay {
     /// From `passes` (ms, frame by frame after a sort) and `sort_ms`.
     pub fn of(passes: &[f64], sort_ms: f64) -> Option<Self> {
-        let first = *passes.first()?;
+        // The first frames' median, not the first frame alone: one frame is noisy.
+        let first = median(&passes[..passes.len().min(5)])?;
         let (mut lost, mut pays_after) = (0.0, None);
         let (mut sum, mut best) = (0.0, (passes.len(), f64::INFINITY));
         for (frame, &pass) in passes.iter().enumerate() {
@@ -336,11 +333,11 @@ fn decay_cell(cfg: &BenchConfig, form: AvoidForm) -> Result<Vec<Record>, BenchEr
     }
     let rec = Record::new(NAME, "soa", "f32", n)
         .threads(Threads::One)
-        .param(format!("decay form={form}"));
+        .param(format!("decay,form={form}"));
     let mut out = vec![
         rec.clone().value(Metric::SortMs, "ms", sort_ms),
         rec.clone()
-            .param(format!("decay form={form} order=id"))
+            .param(format!("decay,form={form},order=id"))
             .value(Metric::AvoidMs, "ms", median(&id_order).unwrap_or_default()),
     ];
     for frame in DECAY_SHOWN.into_iter().filter(|&f| f < frames) {
@@ -348,7 +345,7 @@ fn decay_cell(cfg: &BenchConfig, form: AvoidForm) -> Result<Vec<Record>, BenchEr
         let around = &passes[frame.saturating_sub(2)..(frame + 3).min(frames)];
         out.push(
             rec.clone()
-                .param(format!("decay form={form} frame={frame}"))
+                .param(format!("decay,form={form},frame={frame}"))
                 .value(Metric::AvoidMs, "ms", median(around).unwrap_or_default()),
         );
     }
@@ -378,7 +375,7 @@ fn budget_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
     };
     let dt = Dt::default();
     let (lo, hi) = cfg.pick((1_000, 8_000_000), (1_000, 20_000));
-    let (lo, hi) = bisect(lo, hi, cfg.pick(8, 2), |n| {
+    let (lo, hi) = bisect(lo, hi, cfg.pick(7, 2), |n| {
         let mut swarm = Swarm::<f32>::with_count(kind, SEED, n)?;
         let frame: Stats = measure(&method, || {
             swarm.step_avoid(dt, Threads::One);
@@ -420,8 +417,9 @@ impl Experiment for Neighbours {
                 cells.push(Near::Pass { layout, n });
             }
         }
+        // The 10M row is the run's own; `--counts` asks for those counts alone.
         let big: Vec<LayoutKind> = [LayoutKind::Soa].into_iter().chain(TUNED_ECS).collect();
-        for layout in cfg.layouts_of(&big) {
+        for layout in cfg.layouts_of(&big).into_iter().filter(|_| cfg.counts.is_none()) {
             cells.push(Near::Pass {
                 layout,
                 n: big_n(cfg),
@@ -505,10 +503,12 @@ fn pass_table(mine: &[Record], n: usize) -> String {
                 (Some(g), Some(p)) => format!("{} / {}", fmt_num(g), fmt_num(p)),
                 _ => "-".into(),
             });
-            row.push(match (times[0], times[3]) {
+            let ratio = |slow: Option<f64>, fast: Option<f64>| match (slow, fast) {
                 (Some(slow), Some(fast)) if fast > 0.0 => format!("x{:.1}", slow / fast),
                 _ => "-".into(),
-            });
+            };
+            row.push(ratio(times[0], times[2]));
+            row.push(ratio(times[0], times[3]));
             Some(row)
         })
         .collect();
@@ -526,6 +526,7 @@ fn pass_table(mine: &[Record], n: usize) -> String {
                 "by cell, idiomatic",
                 "by cell, tuned",
                 "tuned by cell: grid / pass",
+                "the order alone: idiomatic, by id ÷ by cell",
                 "idiomatic by id ÷ tuned by cell",
             ],
             &rows
@@ -585,11 +586,11 @@ fn decay_table(mine: &[Record], cfg: &BenchConfig) -> String {
                     .find(mine)
                     .map(|r| r.p50)
             };
-            let base = format!("decay form={form}");
+            let base = format!("decay,form={form}");
             let mut row = vec![format!("{form}")];
-            row.push(fmt_num(get(Metric::AvoidMs, format!("{base} order=id"))?));
-            for frame in [0, 60, 239] {
-                let at = get(Metric::AvoidMs, format!("{base} frame={frame}"));
+            row.push(fmt_num(get(Metric::AvoidMs, format!("{base},order=id"))?));
+            for frame in [0, 60, 179] {
+                let at = get(Metric::AvoidMs, format!("{base},frame={frame}"));
                 row.push(at.map_or("-".into(), fmt_num));
             }
             row.push(fmt_num(get(Metric::SortMs, base.clone())?));
@@ -618,7 +619,7 @@ fn decay_table(mine: &[Record], cfg: &BenchConfig) -> String {
                 "by id",
                 "frame 0",
                 "frame 60",
-                "frame 239",
+                "frame 179",
                 "the sort, ms",
                 "a re-sort pays after (frames)",
                 "cheapest re-sort interval",
@@ -668,13 +669,13 @@ mod tests {
     /// cheapest interval shares the sort over the frames that stay fast.
     #[test]
     fn the_decay_finds_when_a_re_sort_pays() {
-        let passes = [10.0, 10.0, 12.0, 14.0, 16.0, 18.0];
+        let passes = [10.0, 10.0, 10.0, 10.0, 12.0, 14.0, 16.0];
         let decay = Decay::of(&passes, 5.0).unwrap();
-        // Lost: 0, 0, 2, 6 (> 5 at the fourth frame).
-        assert_eq!(decay.pays_after, Some(4));
-        // Per frame: 15, 12.5, 12.33, 12.75, 13.4, 14.17.
-        assert_eq!(decay.best_every, 3);
-        assert!((decay.best_ms_per_frame - 37.0 / 3.0).abs() < 1e-9);
+        // Against the first five frames' median (10), lost: 0, 0, 0, 0, 2, 6 (> 5 at the sixth).
+        assert_eq!(decay.pays_after, Some(6));
+        // Per frame: 15, 12.5, 11.67, 11.25, 11.4, 11.83, 12.43.
+        assert_eq!(decay.best_every, 4);
+        assert!((decay.best_ms_per_frame - 11.25).abs() < 1e-9);
         assert_eq!(Decay::of(&[10.0; 4], 5.0).unwrap().pays_after, None);
         assert_eq!(Decay::of(&[], 5.0), None);
     }

@@ -13,6 +13,7 @@ use crate::runtime::driver::Driver;
 use crate::runtime::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::simd::{SimdTier, available};
 use crate::threads::Threads;
+use crate::neighbours::AvoidForm;
 use crate::workload::{Dt, EntityState, Systems};
 
 pub mod fused;
@@ -90,6 +91,7 @@ enum Switches {
 struct Kernels<'a> {
     tiers: &'a [SimdTier],
     seek: SeekKernel,
+    avoid: AvoidForm,
 }
 
 /// One run: `count` entities of `config.seed` in `kind`, stepped for `config.frames` frames by
@@ -107,6 +109,7 @@ fn run_one<S: AllLayouts>(
     let Kernels {
         tiers,
         seek: kernel,
+        avoid,
     } = kernels;
     let (every, per_frame) = match switches {
         Switches::Never => (None, usize::MAX),
@@ -127,6 +130,8 @@ fn run_one<S: AllLayouts>(
         Action::Churn(churn),
         Action::Seek(systems.seeks()),
         Action::SeekKernel(kernel),
+        Action::Avoid(systems.avoids()),
+        Action::AvoidForm(avoid),
     ] {
         driver.apply(&action)?;
     }
@@ -182,6 +187,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             Kernels {
                                 tiers: &[SimdTier::Baseline],
                                 seek: SeekKernel::Idiomatic,
+                                avoid: AvoidForm::Idiomatic,
                             },
                         )?,
                     });
@@ -204,6 +210,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                                 Kernels {
                                     tiers: &[SimdTier::Baseline],
                                     seek: SeekKernel::Tuned,
+                                    avoid: AvoidForm::Idiomatic,
                                 },
                             )?,
                         });
@@ -227,9 +234,33 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                         Kernels {
                             tiers: &[SimdTier::Baseline],
                             seek: SeekKernel::Tuned,
+                            avoid: AvoidForm::Idiomatic,
                         },
                     )?,
                 });
+            }
+            // The tuned neighbour pass in every layout, on one and all threads: the same bits.
+            if systems.avoids() {
+                for kind in LayoutKind::CPU {
+                    for threads in Threads::BOTH {
+                        runs.push(Run {
+                            name: format!("{kind} threads={threads}, tuned neighbours"),
+                            checksum: run_one::<S>(
+                                config,
+                                kind,
+                                threads,
+                                churn,
+                                systems,
+                                Switches::Never,
+                                Kernels {
+                                    tiers: &[SimdTier::Baseline],
+                                    seek: SeekKernel::Idiomatic,
+                                    avoid: AvoidForm::Tuned,
+                                },
+                            )?,
+                        });
+                    }
+                }
             }
             // Every wider tier on the layouts compiled per tier, and one run that changes tier
             // every frame (the app's switch: instant, every entity kept).
@@ -247,6 +278,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             Kernels {
                                 tiers: &[tier],
                                 seek: SeekKernel::Idiomatic,
+                                avoid: AvoidForm::Idiomatic,
                             },
                         )?,
                     });
@@ -268,6 +300,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                         Kernels {
                             tiers: available(),
                             seek: SeekKernel::Idiomatic,
+                            avoid: AvoidForm::Idiomatic,
                         },
                     )?,
                 });
@@ -293,6 +326,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             Kernels {
                                 tiers: &[crate::simd::SimdChoice::Best.tier()],
                                 seek: SeekKernel::Idiomatic,
+                                avoid: AvoidForm::Idiomatic,
                             },
                         )?,
                     });
@@ -315,6 +349,7 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                         Kernels {
                             tiers: &[SimdTier::Baseline],
                             seek: SeekKernel::Idiomatic,
+                            avoid: AvoidForm::Idiomatic,
                         },
                     )?,
                 });
@@ -333,22 +368,60 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
                             Kernels {
                                 tiers: &[SimdTier::Baseline],
                                 seek: SeekKernel::Tuned,
+                                avoid: AvoidForm::Idiomatic,
                             },
                         )?,
                     });
                 }
             }
-            let seek = if systems.seeks() { "seek, " } else { "" };
-            if churn > 0 {
-                groups.push(Group {
-                    name: format!(
-                        "{} {seek}{group}, sorted by group ({churn} spawned+removed per frame)",
-                        S::NAME
-                    ),
-                    runs: sorted,
-                });
-            } else {
-                runs.extend(sorted);
+            // Sorted by cell, where the neighbours run: their order is one of positions, the
+            // same in every layout, so these agree with the rest as the runs sorted by group do.
+            let mut by_cell = Vec::new();
+            if systems.avoids() {
+                for kind in LayoutKind::CPU {
+                    for avoid in AvoidForm::BOTH {
+                        by_cell.push(Run {
+                            name: format!("{kind} threads=1, sorted by cell, {avoid} neighbours"),
+                            checksum: run_one::<S>(
+                                config,
+                                kind,
+                                Threads::One,
+                                churn,
+                                systems,
+                                Switches::Sorted(Order::Cell),
+                                Kernels {
+                                    tiers: &[SimdTier::Baseline],
+                                    seek: SeekKernel::Idiomatic,
+                                    avoid,
+                                },
+                            )?,
+                        });
+                    }
+                }
+            }
+            let seek = match (systems.seeks(), systems.avoids()) {
+                (false, false) => "",
+                (true, false) => "seek, ",
+                (false, true) => "neighbours, ",
+                (true, true) => "seek and neighbours, ",
+            };
+            // With churn, whose victims are picked by logical index, each order's runs agree
+            // among themselves.
+            for (order, sorted) in [("group", sorted), ("cell", by_cell)] {
+                if sorted.is_empty() {
+                    continue;
+                }
+                if churn > 0 {
+                    groups.push(Group {
+                        name: format!(
+                            "{} {seek}{group}, sorted by {order} ({churn} spawned+removed per frame)",
+                            S::NAME
+                        ),
+                        runs: sorted,
+                    });
+                } else {
+                    runs.extend(sorted);
+                }
             }
             let name = if churn > 0 {
                 format!(
