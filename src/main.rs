@@ -21,9 +21,10 @@ use entity_layouts::commands::{
 use entity_layouts::layout::{LayoutKind, SeekKernel};
 use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::runtime::swarm::Order;
+use entity_layouts::neighbours::AvoidForm;
 use entity_layouts::runtime::values::{
-    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ResortAbove, SwitchChunk, UiScale,
-    WindowSize,
+    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ReachArg, ResortAbove,
+    ResortEvery, SwitchChunk, UiScale, WindowSize,
 };
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::SpawnPattern;
@@ -110,6 +111,23 @@ struct AppArgs {
     /// their group's stretch (1 to 99; off by default). The panel's re-sort box sets it live.
     #[arg(long, value_name = "PCT")]
     resort_above: Option<ResortAbove>,
+    /// Run the neighbour system too: each entity is pushed away from every entity within a
+    /// radius, found through a grid. `N` or the panel turn it on and off live.
+    #[arg(long)]
+    neighbours: bool,
+    /// The neighbour pass's form: idiomatic (each candidate read through the layout) or tuned
+    /// (positions copied into the grid in cell order first). `J` switches it live.
+    #[arg(long, default_value = "idiomatic")]
+    neighbour_form: AvoidForm,
+    /// The mean number of neighbours the radius is set for, 1 to 64 (default 8).
+    #[arg(long, value_name = "K", value_parser = ReachArg::target, conflicts_with = "radius")]
+    neighbour_target: Option<ReachArg>,
+    /// A fixed neighbour radius in world units, above 0 and at most 299.7.
+    #[arg(long, value_name = "R", value_parser = ReachArg::radius)]
+    radius: Option<ReachArg>,
+    /// Sort by cell again every N frames (1 to 36,000; off by default).
+    #[arg(long, value_name = "N")]
+    resort_cells: Option<ResortEvery>,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]
     vsync: bool,
@@ -210,6 +228,10 @@ fn app_options(args: AppArgs) -> Result<app::AppOptions, String> {
         seek_kernel: args.seek_kernel,
         order: args.order,
         resort: args.resort_above,
+        avoid: args.neighbours,
+        avoid_form: args.neighbour_form,
+        reach: args.neighbour_target.or(args.radius).map(|r| r.0),
+        resort_cells: args.resort_cells,
         vsync: args.vsync,
         headless: args.headless,
         frames: args.frames.map(|f| f.0),

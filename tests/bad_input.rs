@@ -112,17 +112,20 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         .filter(|k| k.has_simd_kernels())
         .count();
     let simd_runs = wider * per_tier + usize::from(wider > 0);
-    // f32 and f64, without churn and with it, for move + regen and with seek too; and every
-    // layout sorted by group (in the group without churn, in a group of its own with churn).
-    // With seek, the layouts with a tuned seek run it on both thread settings and sorted, plus
-    // one spread switching run, with churn and without.
+    // f32 and f64, without churn and with it, for each set of systems (move + regen, with seek,
+    // with the neighbours, with both); and every layout sorted by group (in the group without
+    // churn, in a group of its own with churn). With seek, the layouts with a tuned seek run it
+    // on both thread settings and sorted, plus one spread switching run, with churn and
+    // without. With the neighbours, every layout runs the tuned pass on both thread settings,
+    // and is sorted by cell in both forms (with churn, in a group of its own).
     let tuned = LayoutKind::CPU
         .iter()
         .filter(|k| k.has_tuned_seek())
         .count();
+    let layouts = LayoutKind::CPU.len();
     assert_eq!(
         checksums,
-        8 * (3 * LayoutKind::CPU.len() + simd_runs + 4) + 2 * (6 * tuned + 2),
+        16 * (3 * layouts + simd_runs + 4) + 4 * (6 * tuned + 2) + 32 * layouts,
         "{text}"
     );
     for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
@@ -146,7 +149,8 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         );
     }
     assert!(text.contains("spread over frames, threads=all"), "{text}");
-    assert_eq!(text.matches("bit-identical").count(), 12);
+    assert!(text.contains("f32 neighbours, churn, sorted by cell"), "{text}");
+    assert_eq!(text.matches("bit-identical").count(), 28);
 }
 
 #[test]
@@ -175,8 +179,12 @@ fn bad_seek_grow_and_switch_settings_exit_2_naming_what_is_accepted() {
     }
     for (flag, value, accepted) in [
         ("--seek-kernel", "fast", "idiomatic or tuned"),
-        ("--order", "random", "accepted: id, group"),
+        ("--order", "random", "accepted: id, group, cell"),
         ("--resort-above", "100", "1 to 99"),
+        ("--neighbour-form", "fast", "idiomatic or tuned"),
+        ("--neighbour-target", "0", "1 to 64 neighbours"),
+        ("--radius", "-1", "at most 299.7 world units"),
+        ("--resort-cells", "0", "1 to 36000 frames"),
     ] {
         let out = cli(&[flag, value, "--headless"]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::neighbours::AvoidForm;
 use crate::simd::{SimdChoice, SimdTier, available_names};
 use crate::threads::Threads;
 use crate::workload::SpawnPattern;
@@ -94,6 +95,16 @@ impl FromStr for SeekKernel {
             .into_iter()
             .find(|k| k.name() == text.trim().to_ascii_lowercase())
             .ok_or_else(|| ValueError::new("seek kernel", text, "idiomatic or tuned"))
+    }
+}
+
+impl FromStr for AvoidForm {
+    type Err = ValueError;
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        AvoidForm::BOTH
+            .into_iter()
+            .find(|f| f.name() == text.trim().to_ascii_lowercase())
+            .ok_or_else(|| ValueError::new("neighbour pass", text, "idiomatic or tuned"))
     }
 }
 

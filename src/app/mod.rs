@@ -47,7 +47,8 @@ use entity_layouts::runtime::gpu::GpuContext;
 use entity_layouts::runtime::pace::Pace;
 use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::runtime::swarm::Order;
-use entity_layouts::runtime::values::ResortAbove;
+use entity_layouts::neighbours::{AvoidForm, Reach};
+use entity_layouts::runtime::values::{ResortAbove, ResortEvery};
 use entity_layouts::threads::Threads;
 use entity_layouts::tools::script::ScriptRunner;
 use entity_layouts::workload::SpawnPattern;
@@ -80,6 +81,12 @@ pub struct AppOptions {
     pub order: Order,
     /// Sort by group again past this share of strayed targets (`--resort-above`).
     pub resort: Option<ResortAbove>,
+    /// Start with the neighbours on (`--neighbours`), their form, what sets their radius
+    /// (`--neighbour-target`, `--radius`), and a re-sort by cell (`--resort-cells`).
+    pub avoid: bool,
+    pub avoid_form: AvoidForm,
+    pub reach: Option<Reach>,
+    pub resort_cells: Option<ResortEvery>,
     pub vsync: bool,
     pub headless: bool,
     pub frames: Option<u64>,
@@ -170,9 +177,15 @@ fn build_driver(options: &AppOptions) -> Result<Driver, SimError> {
         Action::Seek(options.seek),
         Action::SeekKernel(options.seek_kernel),
         Action::Resort(options.resort),
+        Action::ResortCells(options.resort_cells),
+        Action::AvoidForm(options.avoid_form),
     ] {
         driver.apply(&action)?;
     }
+    if let Some(reach) = options.reach {
+        driver.apply(&Action::Reach(reach))?;
+    }
+    driver.apply(&Action::Avoid(options.avoid))?;
     // `--count N` opens at N: the population is filled before the first timed frame.
     driver.begin_loading();
     // After the fill began, so that the sort waits for it: asked of the empty population, it
@@ -499,6 +512,10 @@ mod tests {
             seek_kernel: SeekKernel::Idiomatic,
             order: Order::Group,
             resort: None,
+            avoid: false,
+            avoid_form: AvoidForm::Idiomatic,
+            reach: None,
+            resort_cells: None,
             vsync: false,
             headless: true,
             frames: None,

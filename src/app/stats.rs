@@ -400,7 +400,7 @@ mod tests {
         assert!((1000..=1002).contains(&rows.len()), "{}", rows.len());
         assert!(rows.last().unwrap().starts_with("1500,14.99"));
         assert!(
-            rows[1].ends_with(",compute,soa,7,1,baseline,move+regen,0.0000,0.0000,0.0000"),
+            rows[1].ends_with(",compute,soa,7,1,baseline,move+regen,0.0000,0.0000,0.0000,0.0000"),
             "{}",
             rows[1]
         );

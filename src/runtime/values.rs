@@ -8,7 +8,9 @@ use std::str::FromStr;
 
 use clap::builder::{PossibleValue, TypedValueParser};
 
+use crate::error::SimError;
 use crate::layout::{LayoutKind, TABLE};
+use crate::neighbours::Reach;
 use crate::runtime::renderer::Renderer;
 use crate::runtime::swarm::{MAX_CHURN, MAX_ENTITIES};
 
@@ -121,6 +123,36 @@ impl FromStr for Churn {
     type Err = ValueError;
     fn from_str(text: &str) -> Result<Self, ValueError> {
         whole_number_in("churn", text, 0, MAX_CHURN as u64).map(|n| Self(n as usize))
+    }
+}
+
+/// What sets the neighbour radius, as typed after `--neighbour-target` (a mean number of
+/// neighbours) or `--radius` (world units): checked where it is parsed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReachArg(pub Reach);
+
+impl ReachArg {
+    fn parse(text: &str, make: fn(f64) -> Result<Reach, SimError>) -> Result<Self, ValueError> {
+        let what = "neighbour reach";
+        let number: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| ValueError::new(what, text, "a number"))?;
+        make(number).map(Self).map_err(|e| {
+            let message = e.to_string();
+            let accepted = message
+                .split_once("accepted: ")
+                .map_or(message.as_str(), |(_, a)| a);
+            ValueError::new(what, text, accepted)
+        })
+    }
+
+    pub fn target(text: &str) -> Result<Self, ValueError> {
+        Self::parse(text, Reach::neighbours)
+    }
+
+    pub fn radius(text: &str) -> Result<Self, ValueError> {
+        Self::parse(text, Reach::radius)
     }
 }
 

@@ -20,45 +20,50 @@ const XEON: &str = "Intel Xeon, 2 cores";
 /// included) summed from its `cells.jsonl`, in the order it ran them. The AMD EPYC is the
 /// slower host (docs/runs/full-2026-12-04), so on it the first forecast is low until the first
 /// experiment sets the pace.
-const FULL_RUN: &str = "docs/runs/full-2026-12-05-6";
+const FULL_RUN: &str = "docs/runs/full-2026-12-06";
 
 /// `(experiment, seconds, machine, source)` for full runs.
 const FULL: &[(&str, f64, &str, &str)] = &[
-    ("layouts", 142.7, XEON, FULL_RUN),
-    ("spawn", 27.6, XEON, FULL_RUN),
-    ("crossings", 192.3, XEON, FULL_RUN),
-    ("ecs-vs-soa", 185.8, XEON, FULL_RUN),
-    ("headline", 100.5, XEON, FULL_RUN),
-    ("width", 14.3, XEON, FULL_RUN),
-    ("random-access", 22.4, XEON, FULL_RUN),
-    ("seek", 195.8, XEON, FULL_RUN),
-    ("order", 193.7, XEON, FULL_RUN),
-    ("churn", 4.6, XEON, FULL_RUN),
-    ("filtered", 5.5, XEON, FULL_RUN),
-    ("fragmentation", 7.2, XEON, FULL_RUN),
-    ("dispatch", 3.4, XEON, FULL_RUN),
-    ("js", 126.9, XEON, FULL_RUN),
-    ("cpp", 123.7, XEON, FULL_RUN),
-    ("counters", 120.7, XEON, FULL_RUN),
-    ("peers", 50.3, XEON, FULL_RUN),
-    ("threads", 15.0, XEON, FULL_RUN),
-    ("simd", 97.2, XEON, FULL_RUN),
-    ("gather", 11.8, XEON, FULL_RUN),
-    ("migration", 3.0, XEON, FULL_RUN),
-    ("switch", 77.5, XEON, FULL_RUN),
-    ("grow", 23.1, XEON, FULL_RUN),
-    ("memory", 4.1, XEON, FULL_RUN),
-    ("shrink", 7.5, XEON, FULL_RUN),
-    ("bandwidth", 2.7, XEON, FULL_RUN),
-    ("gpu", 7.6, XEON, FULL_RUN),
-    ("upload", 24.7, XEON, FULL_RUN),
-    ("render", 61.9, XEON, FULL_RUN),
+    ("layouts", 2e+02, XEON, FULL_RUN),
+    ("spawn", 3e+01, XEON, FULL_RUN),
+    ("crossings", 2e+02, XEON, FULL_RUN),
+    ("ecs-vs-soa", 2e+02, XEON, FULL_RUN),
+    ("headline", 1e+02, XEON, FULL_RUN),
+    ("width", 2e+01, XEON, FULL_RUN),
+    ("random-access", 2e+01, XEON, FULL_RUN),
+    ("seek", 2e+02, XEON, FULL_RUN),
+    ("order", 2e+02, XEON, FULL_RUN),
+    ("neighbours", 8e+02, XEON, FULL_RUN),
+    ("churn", 4e+00, XEON, FULL_RUN),
+    ("filtered", 5e+00, XEON, FULL_RUN),
+    ("fragmentation", 7e+00, XEON, FULL_RUN),
+    ("dispatch", 4e+00, XEON, FULL_RUN),
+    ("js", 1e+02, XEON, FULL_RUN),
+    ("cpp", 1e+02, XEON, FULL_RUN),
+    ("counters", 1e+02, XEON, FULL_RUN),
+    ("peers", 5e+01, XEON, FULL_RUN),
+    ("threads", 2e+01, XEON, FULL_RUN),
+    ("simd", 1e+02, XEON, FULL_RUN),
+    ("gather", 1e+01, XEON, FULL_RUN),
+    ("migration", 3e+00, XEON, FULL_RUN),
+    ("switch", 8e+01, XEON, FULL_RUN),
+    ("grow", 2e+01, XEON, FULL_RUN),
+    ("memory", 4e+00, XEON, FULL_RUN),
+    ("shrink", 8e+00, XEON, FULL_RUN),
+    ("bandwidth", 3e+00, XEON, FULL_RUN),
+    ("gpu", 8e+00, XEON, FULL_RUN),
+    ("upload", 3e+01, XEON, FULL_RUN),
+    ("render", 7e+01, XEON, FULL_RUN),
 ];
 
 /// `bench --quick` on the final code: each experiment's cells (child processes included) summed
 /// from the run's `cells.jsonl`. The crossing search
 /// finds no bracket at the quick counts.
 const QUICK_RUN: &str = "docs/runs/quick-2026-12-05";
+
+/// `bench --only neighbours --quick` on the final code, the experiment that came after the
+/// quick run above.
+const QUICK_NEIGHBOURS_RUN: &str = "docs/runs/quick-neighbours-2026-12-06";
 
 /// The same for `--quick` runs.
 const QUICK: &[(&str, f64, &str, &str)] = &[
@@ -72,6 +77,7 @@ const QUICK: &[(&str, f64, &str, &str)] = &[
     ("random-access", 1.9, XEON, QUICK_RUN),
     ("seek", 23.4, XEON, QUICK_RUN),
     ("order", 1.5, XEON, QUICK_RUN),
+    ("neighbours", 5e+00, XEON, QUICK_NEIGHBOURS_RUN),
     ("churn", 0.2, XEON, QUICK_RUN),
     ("filtered", 0.4, XEON, QUICK_RUN),
     ("fragmentation", 0.6, XEON, QUICK_RUN),
@@ -163,9 +169,11 @@ mod tests {
         );
     }
 
-    /// The same for `--quick`: every experiment's entry is the quick run's own.
+    /// The same for `--quick`: every experiment's entry is the quick run's own, or, for an
+    /// experiment that came after it, that experiment's own quick run's.
     #[test]
     fn the_quick_runs_entries_are_its_cells_summed() {
-        assert_eq!(entries_match(QUICK, QUICK_RUN), QUICK.len());
+        let later = entries_match(QUICK, QUICK_NEIGHBOURS_RUN);
+        assert_eq!(entries_match(QUICK, QUICK_RUN) + later, QUICK.len());
     }
 }

@@ -397,10 +397,9 @@ mod tests {
         // journal is named by its path, which is how the check that every committed file is
         // read (tests/docs_links.rs) sees what this test reads.
         for journal in [
+            "docs/runs/full-2026-12-05-6/cells.jsonl",
             "docs/runs/full-2026-12-05-5/cells.jsonl",
             "docs/runs/full-2026-12-05-4/cells.jsonl",
-            "docs/runs/full-2026-12-05-3/cells.jsonl",
-            "docs/runs/full-2026-12-05/cells.jsonl",
             "docs/runs/xeon-full-2026-12-05/cells.jsonl",
         ] {
             let (miss, at, first) = worst_forecast(journal);
