@@ -19,12 +19,12 @@ use entity_layouts::commands::{
     usage_error, verify::VerifyArgs,
 };
 use entity_layouts::layout::{LayoutKind, SeekKernel};
+use entity_layouts::neighbours::AvoidForm;
 use entity_layouts::runtime::renderer::Renderer;
 use entity_layouts::runtime::swarm::Order;
-use entity_layouts::neighbours::AvoidForm;
 use entity_layouts::runtime::values::{
-    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ReachArg, ResortAbove,
-    ResortEvery, SwitchChunk, UiScale, WindowSize,
+    Churn, DotSize, EntityCount, Frames, GrowChunk, LayoutName, ReachArg, ResortAbove, ResortEvery,
+    SwitchChunk, UiScale, WindowSize,
 };
 use entity_layouts::threads::Threads;
 use entity_layouts::workload::SpawnPattern;
@@ -120,13 +120,13 @@ struct AppArgs {
     #[arg(long, default_value = "idiomatic")]
     neighbour_form: AvoidForm,
     /// The mean number of neighbours the radius is set for, 1 to 64 (default 8).
-    #[arg(long, value_name = "K", value_parser = ReachArg::target, conflicts_with = "radius")]
+    #[arg(long, value_name = "K", value_parser = ReachArg::target, conflicts_with = "radius", allow_hyphen_values = true)]
     neighbour_target: Option<ReachArg>,
     /// A fixed neighbour radius in world units, above 0 and at most 299.7.
-    #[arg(long, value_name = "R", value_parser = ReachArg::radius)]
+    #[arg(long, value_name = "R", value_parser = ReachArg::radius, allow_hyphen_values = true)]
     radius: Option<ReachArg>,
     /// Sort by cell again every N frames (1 to 36,000; off by default).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     resort_cells: Option<ResortEvery>,
     /// Present with vsync (off by default, so the frame time shows the real work).
     #[arg(long)]

@@ -149,7 +149,10 @@ fn verify_command_passes_and_prints_one_line_per_run() {
         );
     }
     assert!(text.contains("spread over frames, threads=all"), "{text}");
-    assert!(text.contains("f32 neighbours, churn, sorted by cell"), "{text}");
+    assert!(
+        text.contains("f32 neighbours, churn, sorted by cell"),
+        "{text}"
+    );
     assert_eq!(text.matches("bit-identical").count(), 28);
 }
 

@@ -323,13 +323,17 @@ fn controls(
     });
     ui.horizontal(|ui| {
         ui.label("systems").on_hover_text(
-            "move and regen read each entity's own fields; seek reads another entity's position through the handle the layout holds, and steers toward it (T)",
+            "move and regen read each entity's own fields; seek reads another entity's position through the handle the layout holds, and steers toward it (T); avoid reads every entity near it, through a grid (N)",
         );
         let mut seek = sim.driver.systems().seeks();
         ui.radio_value(&mut seek, false, "move + regen");
         ui.radio_value(&mut seek, true, "+ seek (T)");
         if seek != sim.driver.systems().seeks() {
             want.push(Action::Seek(seek));
+        }
+        let mut avoid = sim.driver.systems().avoids();
+        if ui.checkbox(&mut avoid, "+ avoid (N)").changed() {
+            want.push(Action::Avoid(avoid));
         }
     });
     seek_kernel_controls(ui, sim, want);
@@ -418,17 +422,23 @@ fn seek_kernel_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
     }
 }
 
-/// The neighbour system: on or off (N), its form (J), and what it found in the last frame.
+/// The neighbour system's form (J) and what it found in the last frame, on one row while it
+/// runs (the systems row turns it on, N).
 fn neighbour_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
+    if !sim.driver.systems().avoids() {
+        return;
+    }
     let swarm = sim.driver.swarm();
+    let counts = swarm.neighbour_counts();
     ui.horizontal(|ui| {
-        ui.label("neighbours").on_hover_text(
-            "avoid: each entity is pushed away from every entity within a radius, found through a grid rebuilt every frame; the radius follows the count so that each entity has about the same number of neighbours (N)",
-        );
-        let mut on = sim.driver.systems().avoids();
-        if ui.checkbox(&mut on, "avoid (N)").changed() {
-            want.push(Action::Avoid(on));
-        }
+        ui.label("neighbours").on_hover_text(format!(
+            "avoid: each entity is pushed away from every entity within a radius, found through a grid rebuilt every frame. Last pass: radius {:.2}, {} cells, {:.1} neighbours per entity (most {}), {:.1} tested",
+            counts.radius,
+            count_label(counts.cells),
+            counts.neighbours_per_entity(),
+            counts.most,
+            counts.candidates_per_entity()
+        ));
         let mut form = swarm.avoid_form();
         ui.radio_value(&mut form, AvoidForm::Idiomatic, "idiomatic")
             .on_hover_text("each candidate's position read through the layout, as a user of the storage writes it");
@@ -437,18 +447,8 @@ fn neighbour_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {
         if form != swarm.avoid_form() {
             want.push(Action::AvoidForm(form));
         }
+        ui.label(format!("{:.1} each", counts.neighbours_per_entity()));
     });
-    if sim.driver.systems().avoids() {
-        let counts = swarm.neighbour_counts();
-        ui.label(format!(
-            "radius {:.2} · {} cells · {:.1} neighbours per entity (most {}) · {:.1} tested",
-            counts.radius,
-            count_label(counts.cells),
-            counts.neighbours_per_entity(),
-            counts.most,
-            counts.candidates_per_entity()
-        ));
-    }
 }
 
 fn order_controls(ui: &mut egui::Ui, sim: &Sim, want: &mut Vec<Action>) {

@@ -419,7 +419,11 @@ impl Experiment for Neighbours {
         }
         // The 10M row is the run's own; `--counts` asks for those counts alone.
         let big: Vec<LayoutKind> = [LayoutKind::Soa].into_iter().chain(TUNED_ECS).collect();
-        for layout in cfg.layouts_of(&big).into_iter().filter(|_| cfg.counts.is_none()) {
+        for layout in cfg
+            .layouts_of(&big)
+            .into_iter()
+            .filter(|_| cfg.counts.is_none())
+        {
             cells.push(Near::Pass {
                 layout,
                 n: big_n(cfg),

@@ -7,13 +7,13 @@
 
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::neighbours::AvoidForm;
 use crate::runtime::action::Action;
 use crate::runtime::catalog::AllLayouts;
 use crate::runtime::driver::Driver;
 use crate::runtime::swarm::{MAX_CHURN, MAX_ENTITIES, Order};
 use crate::simd::{SimdTier, available};
 use crate::threads::Threads;
-use crate::neighbours::AvoidForm;
 use crate::workload::{Dt, EntityState, Systems};
 
 pub mod fused;
