@@ -53,6 +53,120 @@ const GOLDEN: &[(u64, &str, u64)] = &[
         "f64 seek, churn, sorted by group",
         0x472f_2298_fc34_3e26,
     ),
+    // Pinned 2026-12-06, when verify began to run the neighbour system (with seek off and on)
+    // and to sort by cell: the groups without it keep their states above.
+    (1, "f32 neighbours, no churn", 0x8f34_1a06_f2e8_9466),
+    (
+        1,
+        "f32 neighbours, churn, sorted by group",
+        0x61c1_b55c_901b_09b7,
+    ),
+    (
+        1,
+        "f32 neighbours, churn, sorted by cell",
+        0xa928_10ef_be53_6612,
+    ),
+    (1, "f32 neighbours, churn", 0x3852_1cc7_3c30_999e),
+    (
+        1,
+        "f32 seek and neighbours, no churn",
+        0xdf18_032b_7309_0638,
+    ),
+    (
+        1,
+        "f32 seek and neighbours, churn, sorted by group",
+        0xe230_ba74_bdea_f88e,
+    ),
+    (
+        1,
+        "f32 seek and neighbours, churn, sorted by cell",
+        0x7727_6913_80ef_8daf,
+    ),
+    (1, "f32 seek and neighbours, churn", 0x911c_58fc_8e9b_d0ff),
+    (1, "f64 neighbours, no churn", 0xfce5_6c11_214b_11b7),
+    (
+        1,
+        "f64 neighbours, churn, sorted by group",
+        0x7007_0815_2da4_3eda,
+    ),
+    (
+        1,
+        "f64 neighbours, churn, sorted by cell",
+        0xc528_4400_3370_b934,
+    ),
+    (1, "f64 neighbours, churn", 0xf160_9a8d_4ed8_0ec7),
+    (
+        1,
+        "f64 seek and neighbours, no churn",
+        0xc95f_1068_374c_b826,
+    ),
+    (
+        1,
+        "f64 seek and neighbours, churn, sorted by group",
+        0xa8cb_71c1_f094_67f0,
+    ),
+    (
+        1,
+        "f64 seek and neighbours, churn, sorted by cell",
+        0xf03f_16df_919d_c9a9,
+    ),
+    (1, "f64 seek and neighbours, churn", 0x890e_f1d5_b8f6_c328),
+    (42, "f32 neighbours, no churn", 0x1f97_97a9_f822_b61e),
+    (
+        42,
+        "f32 neighbours, churn, sorted by group",
+        0x4394_9ea6_fc91_e1d0,
+    ),
+    (
+        42,
+        "f32 neighbours, churn, sorted by cell",
+        0xe8ed_3448_4d6e_8ea7,
+    ),
+    (42, "f32 neighbours, churn", 0x6a5d_e0e3_e754_99bb),
+    (
+        42,
+        "f32 seek and neighbours, no churn",
+        0xcf13_0bb8_7cc9_018e,
+    ),
+    (
+        42,
+        "f32 seek and neighbours, churn, sorted by group",
+        0xbc67_b6e2_0f42_d085,
+    ),
+    (
+        42,
+        "f32 seek and neighbours, churn, sorted by cell",
+        0x8c1d_d4f0_df41_6c6d,
+    ),
+    (42, "f32 seek and neighbours, churn", 0xe5e5_a78c_ea38_694b),
+    (42, "f64 neighbours, no churn", 0xb2e7_3db8_4a6a_8c4e),
+    (
+        42,
+        "f64 neighbours, churn, sorted by group",
+        0x6b57_b4be_17cb_b1cb,
+    ),
+    (
+        42,
+        "f64 neighbours, churn, sorted by cell",
+        0x94ec_14a6_cbd1_ed3e,
+    ),
+    (42, "f64 neighbours, churn", 0x5561_e85a_03e0_9397),
+    (
+        42,
+        "f64 seek and neighbours, no churn",
+        0x3234_108d_43ab_c531,
+    ),
+    (
+        42,
+        "f64 seek and neighbours, churn, sorted by group",
+        0x6836_9650_324f_8f47,
+    ),
+    (
+        42,
+        "f64 seek and neighbours, churn, sorted by cell",
+        0x45c0_c1dd_ad91_705a,
+    ),
+    (42, "f64 seek and neighbours, churn", 0x2dc6_9d8a_5d12_2669),
 ];
 
 #[test]
