@@ -10,7 +10,7 @@ use crate::layout::{LayoutKind, SeekKernel};
 use crate::runtime::swarm::Order;
 use crate::runtime::values::{BenchCount, LayoutName};
 use crate::simd::SimdTier;
-use crate::tools::counters::{FrameSpec, run_frames};
+use crate::tools::counters::{Counted, FrameSpec, run_frames};
 
 #[derive(Args)]
 pub struct CountFramesArgs {
@@ -24,10 +24,10 @@ pub struct CountFramesArgs {
     /// The SIMD tier to run the kernels on (one this CPU, or valgrind's model of it, has).
     #[arg(long, default_value = "baseline")]
     simd: SimdTier,
-    /// Step the seek system alone instead of move + regen.
-    #[arg(long)]
-    seek: bool,
-    /// The storage order, arranged before the first frame: id or group.
+    /// The system to step: frame (move + regen), seek, avoid or avoid-tuned.
+    #[arg(long, default_value = "frame")]
+    system: Counted,
+    /// The storage order, arranged before the first frame: id, group or cell.
     #[arg(long, default_value = "id")]
     order: Order,
     /// The seek kernel: idiomatic or tuned.
@@ -42,7 +42,7 @@ pub fn run(args: CountFramesArgs) -> ExitCode {
         warmup: 0,
         frames: args.frames,
         simd: args.simd,
-        seek_only: args.seek,
+        system: args.system,
         order: args.order,
         seek_kernel: args.seek_kernel,
     };

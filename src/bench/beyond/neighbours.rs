@@ -15,7 +15,10 @@
 //!   cost frame by frame as motion undoes the order, what a re-sort costs, after how many frames
 //!   one pays for itself, and the re-sort interval that costs least per frame.
 //! - `budget:<layout>`: the count at which a frame of move, regen and avoid (idiomatic, id
-//!   order) breaks the budget, for the front page's layouts, by log-space bisection.
+//!   order) breaks the budget, for every CPU layout, by log-space bisection.
+//! - `count:<layout>:<order>`: cachegrind's instructions, L1d and last-level misses per entity
+//!   for the idiomatic pass alone, `soa` and `boxed`, by id and sorted by cell, at the counts
+//!   check's population against its 1 MiB last level (as seek's are counted).
 
 use std::fmt;
 use std::str::FromStr;
@@ -31,11 +34,12 @@ use crate::bench::report::metric::Metric;
 use crate::bench::report::record::{Query, Record};
 use crate::bench::report::spread::{median, range, short};
 use crate::bench::studies::crossings::bisect;
-use crate::bench::studies::layouts::FRONT_PAGE;
 use crate::layout::LayoutKind;
 use crate::neighbours::AvoidForm;
 use crate::runtime::swarm::{Order, Swarm};
 use crate::threads::Threads;
+use crate::tools::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
+use crate::tools::counters::{FrameSpec, cachegrind};
 use crate::workload::{BUDGET_MS, Dt, SEED};
 
 pub struct Neighbours;
@@ -62,6 +66,8 @@ const TUNED_ECS: [LayoutKind; 4] = [
     LayoutKind::FlecsTuned,
     LayoutKind::ShipyardTuned,
 ];
+/// The layouts counted under cachegrind: the arrays' best, and one box per entity.
+const COUNTED: [LayoutKind; 2] = [LayoutKind::Soa, LayoutKind::Boxed];
 
 /// A cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +90,29 @@ pub enum Near {
         #[serde(with = "by_name")]
         layout: LayoutKind,
     },
+    /// `count:<layout>:<order>`.
+    Count {
+        #[serde(with = "by_name")]
+        layout: LayoutKind,
+        #[serde(with = "by_order")]
+        order: Order,
+    },
+}
+
+/// An order as its name, in a cell's JSON.
+mod by_order {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::runtime::swarm::Order;
+
+    pub fn serialize<S: Serializer>(order: &Order, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(order.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Order, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// A form as its name, in a cell's JSON.
@@ -114,6 +143,7 @@ impl fmt::Display for Near {
             Near::Target { rep } => write!(f, "target:{rep}"),
             Near::Decay { form } => write!(f, "decay:{form}"),
             Near::Budget { layout } => write!(f, "budget:{layout}"),
+            Near::Count { layout, order } => write!(f, "count:{layout}:{order}"),
         }
     }
 }
@@ -121,7 +151,7 @@ impl fmt::Display for Near {
 impl FromStr for Near {
     type Err = CellTextError;
     fn from_str(text: &str) -> Result<Self, CellTextError> {
-        let expected = "pass:<layout>:<n>, target:<rep>, decay:idiomatic|tuned or budget:<layout>, for a CPU layout";
+        let expected = "pass:<layout>:<n>, target:<rep>, decay:idiomatic|tuned, budget:<layout> or count:<layout>:<order>, for a CPU layout";
         read_cell(text, expected, |text| {
             let layout = |name: &str| {
                 name.parse::<LayoutKind>()
@@ -142,6 +172,12 @@ impl FromStr for Near {
             if let Some([form]) = holes(text, "decay:{}") {
                 return Some(Near::Decay {
                     form: form_named(form)?,
+                });
+            }
+            if let Some([kind, order]) = holes(text, "count:{}:{}") {
+                return Some(Near::Count {
+                    layout: layout(kind)?,
+                    order: order.parse().ok()?,
                 });
             }
             let [kind] = holes(text, "budget:{}")?;
@@ -165,13 +201,19 @@ fn big_n(cfg: &BenchConfig) -> usize {
     cfg.pick(10_000_000, 50_000)
 }
 
-/// The p50 of [`SAMPLES`] passes at 1M and up; the small counts take the run's method.
+/// The p50 of [`SAMPLES`] passes at 1M and up, the first of them a sample too (their median
+/// drops its one-off costs; a warm-up there costs a pass of seconds); the small counts take the
+/// run's method.
 fn method_at(cfg: &BenchConfig, n: usize) -> Method {
     if n < 1_000_000 {
         return cfg.method;
     }
+    few_passes(cfg)
+}
+
+fn few_passes(cfg: &BenchConfig) -> Method {
     Method {
-        warmup_passes: 1,
+        warmup_passes: 0,
         min_samples: SAMPLES,
         max_samples: SAMPLES,
         ..cfg.method
@@ -247,12 +289,7 @@ fn target_cell(cfg: &BenchConfig, rep: usize) -> Result<Vec<Record>, BenchError>
     let mut by_cell = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, n)?;
     by_cell.reorder(Order::Cell)?;
     by_cell.set_avoid_form(AvoidForm::Tuned);
-    let method = Method {
-        warmup_passes: 1,
-        min_samples: 3,
-        max_samples: 3,
-        ..cfg.method
-    };
+    let method = few_passes(cfg);
     let mut ratios = Vec::new();
     for _ in 0..cfg.pick(ROUNDS, 2) {
         let slow = measure(&method, || by_id.step_avoid(dt, Threads::One));
@@ -391,6 +428,36 @@ fn budget_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
     ])
 }
 
+/// One cell: `kind`'s idiomatic pass alone in `order`, counted under cachegrind.
+fn count_cell(
+    cfg: &BenchConfig,
+    kind: LayoutKind,
+    order: Order,
+) -> Result<Vec<Record>, BenchError> {
+    let n = cfg.pick(CHECK_COUNT, 10_000);
+    let cell = Near::Count {
+        layout: kind,
+        order,
+    }
+    .to_string();
+    let exe = crate::bench::report::child::this_binary(NAME, &cell)?;
+    let spec = FrameSpec::avoid(kind, n, order, AvoidForm::Idiomatic);
+    let rec = Record::new(NAME, kind.name(), "f32", n).param(param(order, AvoidForm::Idiomatic));
+    Ok(match cachegrind::count(&exe, &spec, &CHECK_GEOMETRY) {
+        Ok(sim) => {
+            let r = sim.per_entity;
+            vec![
+                rec.clone()
+                    .value(Metric::Instructions, "per entity", r.instructions),
+                rec.clone()
+                    .value(Metric::L1dMisses, "per entity", r.l1d_misses),
+                rec.value(Metric::LlMisses, "per entity", r.ll_misses),
+            ]
+        }
+        Err(reason) => vec![rec.param(reason).value(Metric::Unavailable, "cells", 1.0)],
+    })
+}
+
 impl Experiment for Neighbours {
     type Cell = Near;
 
@@ -431,8 +498,13 @@ impl Experiment for Neighbours {
         }
         cells.extend((0..cfg.pick(TARGET_REPS, 1)).map(|rep| Near::Target { rep }));
         cells.extend(AvoidForm::BOTH.map(|form| Near::Decay { form }));
-        for layout in cfg.layouts_of(&FRONT_PAGE) {
+        for layout in cfg.layouts_of(&LayoutKind::CPU) {
             cells.push(Near::Budget { layout });
+        }
+        for layout in cfg.layouts_of(&COUNTED) {
+            for order in [Order::Id, Order::Cell] {
+                cells.push(Near::Count { layout, order });
+            }
         }
         cells
     }
@@ -443,6 +515,7 @@ impl Experiment for Neighbours {
             Near::Target { rep } => target_cell(cfg, rep),
             Near::Decay { form } => decay_cell(cfg, form),
             Near::Budget { layout } => budget_cell(cfg, layout),
+            Near::Count { layout, order } => count_cell(cfg, layout, order),
         }
     }
 
@@ -466,6 +539,7 @@ impl Experiment for Neighbours {
         md.push_str(&found_table(mine, cfg));
         md.push_str(&decay_table(mine, cfg));
         md.push_str(&budget_table(mine));
+        md.push_str(&counted_table(mine, cfg));
         md
     }
 }
@@ -634,7 +708,7 @@ fn decay_table(mine: &[Record], cfg: &BenchConfig) -> String {
 }
 
 fn budget_table(mine: &[Record]) -> String {
-    let rows: Vec<Vec<String>> = FRONT_PAGE
+    let rows: Vec<Vec<String>> = LayoutKind::CPU
         .iter()
         .filter_map(|kind| {
             let r = Query::metric(Metric::BreaksBudgetAt)
@@ -652,6 +726,43 @@ fn budget_table(mine: &[Record]) -> String {
     format!(
         "**Where the budget breaks with the neighbours on** (move + regen + avoid, idiomatic, by id, f32, one thread; the smallest measured count over {BUDGET_MS:.2} ms, with the final bracket):\n\n{}",
         table(&["layout", "breaks the budget at"], &rows)
+    )
+}
+
+/// Cachegrind's counts of the idiomatic pass, per layout and order.
+fn counted_table(mine: &[Record], cfg: &BenchConfig) -> String {
+    let n = cfg.pick(CHECK_COUNT, 10_000);
+    let rows: Vec<Vec<String>> = COUNTED
+        .iter()
+        .flat_map(|&kind| [Order::Id, Order::Cell].map(|order| (kind, order)))
+        .filter_map(|(kind, order)| {
+            let p = param(order, AvoidForm::Idiomatic);
+            let get = |metric| avoid(mine, metric, kind, n, &p);
+            Some(vec![
+                format!("`{kind}`"),
+                format!("{order}"),
+                fmt_num(get(Metric::Instructions)?),
+                fmt_num(get(Metric::L1dMisses)?),
+                fmt_num(get(Metric::LlMisses)?),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n**Counted** (cachegrind, the idiomatic pass alone, {} entities against a 1 MiB last level, which they overflow as 1M overflow a 32 MiB one; per entity per pass):\n\n{}",
+        short(n),
+        table(
+            &[
+                "layout",
+                "order",
+                "instructions",
+                "L1d misses",
+                "last-level misses"
+            ],
+            &rows
+        )
     )
 }
 

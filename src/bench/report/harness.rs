@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 /// Knobs of the measuring loop; `quick()` is the CI-sized variant.
 #[derive(Clone, Copy, Debug)]
 pub struct Method {
+    /// Passes run before the samples, the first of them the one that sizes a sample. None
+    /// (`0`): that first pass is itself the first sample when one pass fills a sample, for
+    /// passes of seconds, whose median drops the first pass's one-off costs.
     pub warmup_passes: usize,
     pub min_samples: usize,
     pub max_samples: usize,
@@ -127,6 +130,9 @@ pub fn measure(method: &Method, mut f: impl FnMut()) -> Stats {
     }
     let started = Instant::now();
     let mut samples = Vec::with_capacity(method.max_samples);
+    if method.warmup_passes == 0 && repeats == 1 {
+        samples.push(once.as_secs_f64() * 1e3);
+    }
     while samples.len() < method.max_samples {
         let t = Instant::now();
         for _ in 0..repeats {
@@ -179,6 +185,35 @@ mod tests {
         };
         let stats = measure(&method, || std::thread::sleep(Duration::from_millis(300)));
         assert_eq!(stats.samples, SETTLED_SAMPLES);
+    }
+
+    /// Without a warm-up, a pass that fills a sample counts from the first: three samples are
+    /// three passes.
+    #[test]
+    fn without_a_warm_up_the_first_slow_pass_is_a_sample() {
+        let mut calls = 0;
+        let method = Method {
+            warmup_passes: 0,
+            min_samples: 3,
+            max_samples: 3,
+            target_sample: Duration::from_millis(1),
+            cell_budget: Duration::from_secs(60),
+        };
+        let stats = measure(&method, || {
+            calls += 1;
+            std::thread::sleep(Duration::from_millis(2));
+        });
+        assert_eq!((calls, stats.samples), (3, 3));
+        let warmed = Method {
+            warmup_passes: 1,
+            ..method
+        };
+        calls = 0;
+        measure(&warmed, || {
+            calls += 1;
+            std::thread::sleep(Duration::from_millis(2));
+        });
+        assert_eq!(calls, 4);
     }
 
     #[test]

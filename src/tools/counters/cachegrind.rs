@@ -98,10 +98,9 @@ pub fn count(exe: &Path, spec: &FrameSpec, geometry: &Geometry) -> Result<Simula
             "--simd".into(),
             spec.simd.name().into(),
         ];
-        if spec.seek_only {
-            args.push("--seek".into());
-        }
         args.extend([
+            "--system".into(),
+            spec.system.name().into(),
             "--order".into(),
             spec.order.name().into(),
             "--seek-kernel".into(),

@@ -12,8 +12,9 @@
 //!   cycles and no IPC.
 //!
 //! The counted work is exactly the frame the other experiments time: [`crate::runtime::swarm::Swarm::step`],
-//! move then regen, one thread, f32, after the population is complete and warmed up; or the seek
-//! system alone ([`FrameSpec::seek_only`]: every entity reading its target by handle).
+//! move then regen, one thread, f32, after the population is complete and warmed up; or one
+//! other system alone ([`Counted`]): seek, every entity reading its target by handle, or the
+//! neighbour pass, every entity reading the entities near it.
 
 pub mod baseline;
 pub mod cachegrind;
@@ -21,6 +22,7 @@ pub mod pmu;
 
 use crate::error::SimError;
 use crate::layout::{LayoutKind, SeekKernel};
+use crate::neighbours::AvoidForm;
 use crate::runtime::swarm::{Order, Swarm};
 use crate::simd::SimdTier;
 use crate::threads::Threads;
@@ -39,8 +41,8 @@ pub struct FrameSpec {
     /// The SIMD tier the kernels run on; the counters experiment and the regression check
     /// count the baseline, the `simd` experiment each tier cachegrind can run.
     pub simd: SimdTier,
-    /// Count the seek system alone instead of move + regen.
-    pub seek_only: bool,
+    /// The system the counted frames run.
+    pub system: Counted,
     /// The storage order, arranged before the warm-up (what the counts of seek in both orders
     /// compare).
     pub order: Order,
@@ -63,9 +65,22 @@ impl FrameSpec {
             warmup,
             frames,
             simd: SimdTier::Baseline,
-            seek_only: false,
+            system: Counted::Frame,
             order: Order::Id,
             seek_kernel: SeekKernel::Idiomatic,
+        }
+    }
+
+    /// The neighbour pass alone in `form` and `order`: one warm-up frame (the grid's first
+    /// allocation) and two counted, a pass reading every neighbour being the costliest system
+    /// to run under cachegrind.
+    pub fn avoid(layout: LayoutKind, n: usize, order: Order, form: AvoidForm) -> Self {
+        Self {
+            warmup: 1,
+            frames: 2,
+            system: Counted::Avoid(form),
+            order,
+            ..Self::for_count(layout, n)
         }
     }
 
@@ -81,19 +96,22 @@ impl FrameSpec {
     /// [`Self::for_count`] for the seek system alone.
     pub fn seek(layout: LayoutKind, n: usize) -> Self {
         Self {
-            seek_only: true,
+            system: Counted::Seek,
             ..Self::for_count(layout, n)
         }
     }
 
-    /// The name the counts baseline keys this spec's row by: the layout, and ` seek` for the
-    /// seek system alone.
+    /// The name the counts baseline keys this spec's row by: the layout, then the system when
+    /// it is not move + regen (` seek`, ` avoid tuned`).
     pub fn row(&self) -> String {
         let mut row = self.layout.name().to_string();
-        if self.seek_only {
-            row.push_str(" seek");
+        match self.system {
+            Counted::Frame => {}
+            Counted::Seek => row.push_str(" seek"),
+            Counted::Avoid(AvoidForm::Idiomatic) => row.push_str(" avoid"),
+            Counted::Avoid(AvoidForm::Tuned) => row.push_str(" avoid tuned"),
         }
-        if self.seek_kernel == SeekKernel::Tuned {
+        if self.system == Counted::Seek && self.seek_kernel == SeekKernel::Tuned {
             row.push_str(" tuned");
         }
         if self.order != Order::Id {
@@ -108,6 +126,50 @@ impl FrameSpec {
     }
 }
 
+/// The system a counted frame runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Counted {
+    /// The frame the other experiments time: move, then regen.
+    #[default]
+    Frame,
+    /// Seek alone.
+    Seek,
+    /// The neighbour pass alone, in a form.
+    Avoid(AvoidForm),
+}
+
+impl Counted {
+    pub const ALL: [Counted; 4] = [
+        Counted::Frame,
+        Counted::Seek,
+        Counted::Avoid(AvoidForm::Idiomatic),
+        Counted::Avoid(AvoidForm::Tuned),
+    ];
+
+    /// The name `count-frames --system` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counted::Frame => "frame",
+            Counted::Seek => "seek",
+            Counted::Avoid(AvoidForm::Idiomatic) => "avoid",
+            Counted::Avoid(AvoidForm::Tuned) => "avoid-tuned",
+        }
+    }
+}
+
+impl std::str::FromStr for Counted {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Counted::ALL
+            .into_iter()
+            .find(|c| c.name() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Counted::ALL.iter().map(|c| c.name()).collect();
+                format!("unknown system '{text}' (one of {})", names.join(", "))
+            })
+    }
+}
+
 /// Builds the population, runs the warm-up frames, then hands `count` a closure that runs the
 /// counted frames: `count` decides what happens around them (start and stop the PMU, or nothing
 /// under cachegrind, where the two-run subtraction isolates them). Returns what `count` returned
@@ -119,18 +181,19 @@ pub fn run_frames<T>(
     let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
     swarm.set_simd(spec.simd);
     swarm.set_seek_kernel(spec.seek_kernel);
+    if let Counted::Avoid(form) = spec.system {
+        swarm.set_avoid_form(form);
+    }
     // Only when asked: arranging the ids allocates, and the heap's offsets decide conflict
     // misses in the pinned cache (chunks' blocks), so the other rows must not see it.
     if spec.order != Order::Id {
         swarm.reorder(spec.order)?;
     }
     let dt = Dt::default();
-    let step = |swarm: &mut Swarm<f32>| {
-        if spec.seek_only {
-            swarm.step_seek(dt, Threads::One);
-        } else {
-            swarm.step(dt, Threads::One);
-        }
+    let step = |swarm: &mut Swarm<f32>| match spec.system {
+        Counted::Frame => swarm.step(dt, Threads::One),
+        Counted::Seek => swarm.step_seek(dt, Threads::One),
+        Counted::Avoid(_) => swarm.step_avoid(dt, Threads::One),
     };
     for _ in 0..spec.warmup {
         step(&mut swarm);
@@ -320,7 +383,7 @@ mod tests {
             warmup: 2,
             frames: 3,
             simd: SimdTier::Baseline,
-            seek_only: false,
+            system: Counted::Frame,
             order: Order::Id,
             seek_kernel: SeekKernel::Idiomatic,
         };

@@ -162,9 +162,16 @@ fn run_one<S: AllLayouts>(
     Ok(driver.swarm().checksum())
 }
 
-/// The verify suite in scalar `S`: for move + regen and for move + regen + seek, a group without
-/// churn and a group with churn, each holding every layout on one and all threads plus runs that
-/// switch layout every few frames.
+/// The kernels every run steps with unless it says otherwise.
+const PLAIN: Kernels<'static> = Kernels {
+    tiers: &[SimdTier::Baseline],
+    seek: SeekKernel::Idiomatic,
+    avoid: AvoidForm::Idiomatic,
+};
+
+/// The verify suite in scalar `S`: for every set of systems, a group without churn and a group
+/// with churn, each holding every layout on one and all threads, in each kernel and form, plus
+/// runs that switch layout every few frames and runs sorted by group and by cell.
 pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, SimError> {
     // A tenth of the population per frame, at least one: enough to reorder everything quickly
     // (within what the churn setting accepts).
@@ -172,206 +179,112 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
     let mut groups = Vec::new();
     for systems in Systems::EVERY {
         for (group, churn) in [("no churn", 0), ("churn", churn)] {
+            let run = |name: String, kind, threads, switches, kernels| -> Result<Run, SimError> {
+                let checksum =
+                    run_one::<S>(config, kind, threads, churn, systems, switches, kernels)?;
+                Ok(Run { name, checksum })
+            };
             let mut runs = Vec::new();
             for kind in LayoutKind::CPU {
                 for threads in Threads::BOTH {
-                    runs.push(Run {
-                        name: format!("{kind} threads={threads}"),
-                        checksum: run_one::<S>(
-                            config,
-                            kind,
-                            threads,
-                            churn,
-                            systems,
-                            Switches::Never,
-                            Kernels {
-                                tiers: &[SimdTier::Baseline],
-                                seek: SeekKernel::Idiomatic,
-                                avoid: AvoidForm::Idiomatic,
-                            },
-                        )?,
-                    });
+                    let name = format!("{kind} threads={threads}");
+                    runs.push(run(name, kind, threads, Switches::Never, PLAIN)?);
                 }
             }
+            let tuned_seek = Kernels {
+                seek: SeekKernel::Tuned,
+                ..PLAIN
+            };
             // The tuned seek where a layout has it, on one and all threads, and through a
             // switch into and out of it spread over frames: the same bits as the idiomatic one.
             if systems.seeks() {
                 for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
                     for threads in Threads::BOTH {
-                        runs.push(Run {
-                            name: format!("{kind} threads={threads}, tuned seek"),
-                            checksum: run_one::<S>(
-                                config,
-                                kind,
-                                threads,
-                                churn,
-                                systems,
-                                Switches::Never,
-                                Kernels {
-                                    tiers: &[SimdTier::Baseline],
-                                    seek: SeekKernel::Tuned,
-                                    avoid: AvoidForm::Idiomatic,
-                                },
-                            )?,
-                        });
+                        let name = format!("{kind} threads={threads}, tuned seek");
+                        runs.push(run(name, kind, threads, Switches::Never, tuned_seek)?);
                     }
                 }
                 let every = config.switch_every.max(1);
-                runs.push(Run {
-                    name: format!(
-                        "switching every {every} frames spread over frames, threads=all, tuned seek"
-                    ),
-                    checksum: run_one::<S>(
-                        config,
-                        LayoutKind::CPU[0],
-                        Threads::All,
-                        churn,
-                        systems,
-                        Switches::Spread {
-                            every,
-                            per_frame: config.count / 2 + 1,
-                        },
-                        Kernels {
-                            tiers: &[SimdTier::Baseline],
-                            seek: SeekKernel::Tuned,
-                            avoid: AvoidForm::Idiomatic,
-                        },
-                    )?,
-                });
+                let name = format!(
+                    "switching every {every} frames spread over frames, threads=all, tuned seek"
+                );
+                let per_frame = config.count / 2 + 1;
+                let switches = Switches::Spread { every, per_frame };
+                runs.push(run(
+                    name,
+                    LayoutKind::CPU[0],
+                    Threads::All,
+                    switches,
+                    tuned_seek,
+                )?);
             }
             // The tuned neighbour pass in every layout, on one and all threads: the same bits.
             if systems.avoids() {
+                let tuned = Kernels {
+                    avoid: AvoidForm::Tuned,
+                    ..PLAIN
+                };
                 for kind in LayoutKind::CPU {
                     for threads in Threads::BOTH {
-                        runs.push(Run {
-                            name: format!("{kind} threads={threads}, tuned neighbours"),
-                            checksum: run_one::<S>(
-                                config,
-                                kind,
-                                threads,
-                                churn,
-                                systems,
-                                Switches::Never,
-                                Kernels {
-                                    tiers: &[SimdTier::Baseline],
-                                    seek: SeekKernel::Idiomatic,
-                                    avoid: AvoidForm::Tuned,
-                                },
-                            )?,
-                        });
+                        let name = format!("{kind} threads={threads}, tuned neighbours");
+                        runs.push(run(name, kind, threads, Switches::Never, tuned)?);
                     }
                 }
             }
             // Every wider tier on the layouts compiled per tier, and one run that changes tier
             // every frame (the app's switch: instant, every entity kept).
-            for &tier in &available()[1..] {
+            for tier in &available()[1..] {
+                let on_tier = Kernels {
+                    tiers: std::slice::from_ref(tier),
+                    ..PLAIN
+                };
                 for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_simd_kernels()) {
-                    runs.push(Run {
-                        name: format!("{kind} threads=1 simd={tier}"),
-                        checksum: run_one::<S>(
-                            config,
-                            kind,
-                            Threads::One,
-                            churn,
-                            systems,
-                            Switches::Never,
-                            Kernels {
-                                tiers: &[tier],
-                                seek: SeekKernel::Idiomatic,
-                                avoid: AvoidForm::Idiomatic,
-                            },
-                        )?,
-                    });
+                    let name = format!("{kind} threads=1 simd={tier}");
+                    runs.push(run(name, kind, Threads::One, Switches::Never, on_tier)?);
                 }
             }
             if available().len() > 1 {
-                runs.push(Run {
-                    name: format!(
-                        "chunks threads=all, SIMD tier changing every frame ({})",
-                        crate::simd::available_names()
-                    ),
-                    checksum: run_one::<S>(
-                        config,
-                        LayoutKind::Chunks,
-                        Threads::All,
-                        churn,
-                        systems,
-                        Switches::Never,
-                        Kernels {
-                            tiers: available(),
-                            seek: SeekKernel::Idiomatic,
-                            avoid: AvoidForm::Idiomatic,
-                        },
-                    )?,
-                });
+                let name = format!(
+                    "chunks threads=all, SIMD tier changing every frame ({})",
+                    crate::simd::available_names()
+                );
+                let every_tier = Kernels {
+                    tiers: available(),
+                    ..PLAIN
+                };
+                let (chunks, all) = (LayoutKind::Chunks, Threads::All);
+                runs.push(run(name, chunks, all, Switches::Never, every_tier)?);
             }
             let every = config.switch_every.max(1);
             // About half the population a frame: most spread switches take two or three frames,
             // with churn and steps in between.
             let per_frame = config.count / 2 + 1;
+            let best = Kernels {
+                tiers: &[crate::simd::SimdChoice::Best.tier()],
+                ..PLAIN
+            };
             for threads in Threads::BOTH {
                 for (how, switches) in [
                     ("at once", Switches::AtOnce { every }),
                     ("spread over frames", Switches::Spread { every, per_frame }),
                 ] {
-                    runs.push(Run {
-                        name: format!("switching every {every} frames {how}, threads={threads}"),
-                        checksum: run_one::<S>(
-                            config,
-                            LayoutKind::CPU[0],
-                            threads,
-                            churn,
-                            systems,
-                            switches,
-                            Kernels {
-                                tiers: &[crate::simd::SimdChoice::Best.tier()],
-                                seek: SeekKernel::Idiomatic,
-                                avoid: AvoidForm::Idiomatic,
-                            },
-                        )?,
-                    });
+                    let name = format!("switching every {every} frames {how}, threads={threads}");
+                    runs.push(run(name, LayoutKind::CPU[0], threads, switches, best)?);
                 }
             }
             // Sorted by group on the second frame, spread over the next ones: every layout
             // holds the same entities in the same states as in id order (no churn); with churn,
             // whose victims are picked by logical index, the sorted runs agree among themselves.
+            let by_group = Switches::Sorted(Order::Group);
             let mut sorted = Vec::new();
             for kind in LayoutKind::CPU {
-                sorted.push(Run {
-                    name: format!("{kind} threads=1, sorted by group"),
-                    checksum: run_one::<S>(
-                        config,
-                        kind,
-                        Threads::One,
-                        churn,
-                        systems,
-                        Switches::Sorted(Order::Group),
-                        Kernels {
-                            tiers: &[SimdTier::Baseline],
-                            seek: SeekKernel::Idiomatic,
-                            avoid: AvoidForm::Idiomatic,
-                        },
-                    )?,
-                });
+                let name = format!("{kind} threads=1, sorted by group");
+                sorted.push(run(name, kind, Threads::One, by_group, PLAIN)?);
             }
             if systems.seeks() {
                 for kind in LayoutKind::CPU.into_iter().filter(|k| k.has_tuned_seek()) {
-                    sorted.push(Run {
-                        name: format!("{kind} threads=1, sorted by group, tuned seek"),
-                        checksum: run_one::<S>(
-                            config,
-                            kind,
-                            Threads::One,
-                            churn,
-                            systems,
-                            Switches::Sorted(Order::Group),
-                            Kernels {
-                                tiers: &[SimdTier::Baseline],
-                                seek: SeekKernel::Tuned,
-                                avoid: AvoidForm::Idiomatic,
-                            },
-                        )?,
-                    });
+                    let name = format!("{kind} threads=1, sorted by group, tuned seek");
+                    sorted.push(run(name, kind, Threads::One, by_group, tuned_seek)?);
                 }
             }
             // Sorted by cell, where the neighbours run: their order is one of positions, the
@@ -380,22 +293,10 @@ pub fn run_suite<S: AllLayouts>(config: &VerifyConfig) -> Result<Vec<Group>, Sim
             if systems.avoids() {
                 for kind in LayoutKind::CPU {
                     for avoid in AvoidForm::BOTH {
-                        by_cell.push(Run {
-                            name: format!("{kind} threads=1, sorted by cell, {avoid} neighbours"),
-                            checksum: run_one::<S>(
-                                config,
-                                kind,
-                                Threads::One,
-                                churn,
-                                systems,
-                                Switches::Sorted(Order::Cell),
-                                Kernels {
-                                    tiers: &[SimdTier::Baseline],
-                                    seek: SeekKernel::Idiomatic,
-                                    avoid,
-                                },
-                            )?,
-                        });
+                        let name = format!("{kind} threads=1, sorted by cell, {avoid} neighbours");
+                        let kernels = Kernels { avoid, ..PLAIN };
+                        let cell = Switches::Sorted(Order::Cell);
+                        by_cell.push(run(name, kind, Threads::One, cell, kernels)?);
                     }
                 }
             }
