@@ -156,6 +156,12 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
     let runs = entity_layouts::tools::verify::compare_gpu(&config).unwrap();
     let sorted = runs.iter().filter(|r| r.name.contains("sorted")).count();
     assert_eq!(sorted, 2, "a sorted run with and without churn");
+    // The device's neighbour grid and pass, in each form, with and without churn.
+    let near = runs
+        .iter()
+        .filter(|r| r.name.contains("neighbours"))
+        .count();
+    assert_eq!(near, 4, "both forms, with and without churn");
     for run in runs {
         assert!(run.same_entities, "{}", run.name);
         let expected = if run.name.contains("sorted") {
@@ -172,6 +178,44 @@ fn six_hundred_frames_on_the_gpu_match_soa() {
                 run.name, run.differing
             );
         }
+    }
+}
+
+/// What the device's neighbour pass found comes back a frame or two late, and it is what the
+/// CPU's pass found on the same frame: the same grid, the same candidates, the same neighbours.
+#[test]
+fn the_device_grid_finds_what_the_cpu_grid_finds() {
+    use entity_layouts::neighbours::AvoidForm;
+    use entity_layouts::runtime::swarm::Swarm;
+    use entity_layouts::threads::Threads;
+    use entity_layouts::workload::{Dt, SEED};
+    if !adapter_or_skip() {
+        return;
+    }
+    for form in AvoidForm::BOTH {
+        let mut gpu = Swarm::<f32>::with_count(LayoutKind::Gpu, SEED, 20_000).unwrap();
+        let mut reference = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, 20_000).unwrap();
+        let mut found = Vec::new();
+        for s in [&mut gpu, &mut reference] {
+            s.set_avoid_form(form);
+        }
+        for _ in 0..6 {
+            for s in [&mut gpu, &mut reference] {
+                s.step_avoid(Dt::default(), Threads::One);
+                s.step(Dt::default(), Threads::One);
+            }
+            found.push(reference.neighbour_counts());
+            gpu.finish_device_work();
+        }
+        let on_device = gpu.neighbour_counts();
+        assert!(on_device.candidates > 0, "{form}: nothing came back");
+        let same = |c: &entity_layouts::neighbours::PassCounts| {
+            (c.entities, c.candidates, c.neighbours, c.most, c.cells)
+        };
+        assert!(
+            found.iter().any(|c| same(c) == same(&on_device)),
+            "{form}: {on_device:?} is none of the CPU's {found:?}"
+        );
     }
 }
 

@@ -1,6 +1,6 @@
-// The gpu layout's systems: the same `move`, `regen` and `seek` as `workload.rs` (same wrap, same
-// clamp, same operation order), over one storage buffer per field, plus the copy that carries out
-// a batch of swap-removes. Every constant is a pipeline override set from the Rust constants
+// The gpu layout's systems: the same `move`, `regen`, `seek` and `avoid` as `workload.rs` (same
+// wrap, same clamp, same operation order), over one storage buffer per field, plus the copy that
+// carries out a batch of swap-removes. Every constant is a pipeline override set from the Rust constants
 // (`gpu::kernels`), so the numbers are written down once, in workload.rs.
 //
 // Dispatches are two-dimensional (at most 65535 workgroups per dimension, and 100M entities need
@@ -183,4 +183,336 @@ fn scatter_destinations(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_
         return;
     }
     column[moves[k].x] = scratch[k];
+}
+
+// --- avoid: the neighbour grid, built by a counting sort, and the pass over it ---------------------
+// The grid `neighbours.rs` builds on the CPU (the same shape, cells at least the radius wide) and
+// the rule of workload::avoid_pair and avoid_one. Each entity's cell, and its rank among its cell's
+// entities from an atomic count; the counts' exclusive prefix sum (a block of cells per workgroup,
+// then the blocks' sums, then each block's offset added); each entity into its cell's next slot,
+// its position copied beside it for the tuned form. A cell lists its entities in whatever order
+// the atomics gave them: the push is summed in fixed point, so that order changes no bit.
+//
+// A cell is found in f32 here and in f64 on the CPU. The cells' margin over the radius absorbs the
+// difference while the margin is wider than a few f32 steps at the world's width: an entity
+// rounded into the next cell is still within one cell of everyone within its radius.
+// Every grid kernel takes its workgroup count from `num_workgroups`, so one `Grid` serves them all.
+
+override AVOID_GAIN: f32;
+override AVOID_FIXED_ONE: f32;
+
+// Cells one workgroup of the scan covers, four per invocation.
+const SCAN_BLOCK: u32 = 1024u;
+
+struct Grid {
+    // Entities.
+    len: u32,
+    cells: u32,
+    cols: u32,
+    rows: u32,
+    // Cells per world unit along each axis.
+    col_scale: f32,
+    row_scale: f32,
+    // The radius squared, its inverse, and the inverse of its square (as AvoidConstants).
+    r2: f32,
+    inv_r: f32,
+    inv_r2: f32,
+    dt: f32,
+    // Workgroups of the scan: cells / SCAN_BLOCK, rounded up.
+    blocks: u32,
+    // 1: copy the positions in cell order and read the copy (the tuned form); 0: read each
+    // candidate through its index (the idiomatic one).
+    tuned: u32,
+};
+
+fn cell_at(px: f32, py: f32, g: Grid) -> u32 {
+    let col = min(u32(px * g.col_scale), g.cols - 1u);
+    let row = min(u32(py * g.row_scale), g.rows - 1u);
+    return row * g.cols + col;
+}
+
+@group(0) @binding(40) var<uniform> count_grid: Grid;
+@group(0) @binding(41) var<storage, read> count_x: array<f32>;
+@group(0) @binding(42) var<storage, read> count_y: array<f32>;
+@group(0) @binding(43) var<storage, read_write> count_cells: array<u32>;
+@group(0) @binding(44) var<storage, read_write> count_ranks: array<u32>;
+// Zeroed before the pass; each cell's count.
+@group(0) @binding(45) var<storage, read_write> cell_counts: array<atomic<u32>>;
+
+@compute @workgroup_size(256)
+fn grid_count(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let i = index(group, local, groups.x);
+    if i >= count_grid.len {
+        return;
+    }
+    let cell = cell_at(count_x[i], count_y[i], count_grid);
+    count_cells[i] = cell;
+    count_ranks[i] = atomicAdd(&cell_counts[cell], 1u);
+}
+
+var<workgroup> partial: array<u32, 256>;
+
+// `partial` turned into its inclusive prefix sums (Hillis-Steele); every invocation calls it.
+fn scan_partial(local: u32) {
+    for (var offset = 1u; offset < WORKGROUP; offset = offset * 2u) {
+        var before = 0u;
+        if local >= offset {
+            before = partial[local - offset];
+        }
+        workgroupBarrier();
+        partial[local] = partial[local] + before;
+        workgroupBarrier();
+    }
+}
+
+@group(0) @binding(50) var<uniform> scan_grid: Grid;
+// Counts in, each cell's first slot within its block out.
+@group(0) @binding(51) var<storage, read_write> scan_starts: array<u32>;
+@group(0) @binding(52) var<storage, read_write> block_sums: array<u32>;
+
+@compute @workgroup_size(256)
+fn scan_blocks(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let block = group.y * groups.x + group.x;
+    if block >= scan_grid.blocks {
+        return;
+    }
+    let base = block * SCAN_BLOCK + local * 4u;
+    var own: array<u32, 4>;
+    var sum = 0u;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        own[k] = sum;
+        if base + k < scan_grid.cells {
+            sum = sum + scan_starts[base + k];
+        }
+    }
+    partial[local] = sum;
+    workgroupBarrier();
+    scan_partial(local);
+    let before = partial[local] - sum;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        if base + k < scan_grid.cells {
+            scan_starts[base + k] = before + own[k];
+        }
+    }
+    if local == WORKGROUP - 1u {
+        block_sums[block] = partial[local];
+    }
+}
+
+@group(0) @binding(55) var<uniform> sums_grid: Grid;
+// The blocks' sums in, each block's first slot out.
+@group(0) @binding(56) var<storage, read_write> sums: array<u32>;
+
+// One workgroup: each invocation a run of consecutive blocks.
+@compute @workgroup_size(256)
+fn scan_block_sums(@builtin(local_invocation_index) local: u32) {
+    let per = (sums_grid.blocks + WORKGROUP - 1u) / WORKGROUP;
+    let first = local * per;
+    var total = 0u;
+    for (var k = 0u; k < per; k = k + 1u) {
+        if first + k < sums_grid.blocks {
+            total = total + sums[first + k];
+        }
+    }
+    partial[local] = total;
+    workgroupBarrier();
+    scan_partial(local);
+    var run = partial[local] - total;
+    for (var k = 0u; k < per; k = k + 1u) {
+        if first + k < sums_grid.blocks {
+            let n = sums[first + k];
+            sums[first + k] = run;
+            run = run + n;
+        }
+    }
+}
+
+@group(0) @binding(60) var<uniform> add_grid: Grid;
+@group(0) @binding(61) var<storage, read_write> add_starts: array<u32>;
+@group(0) @binding(62) var<storage, read> block_offsets: array<u32>;
+
+// Each cell's first slot; one past the last cell's, every entity.
+@compute @workgroup_size(256)
+fn scan_add(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let c = index(group, local, groups.x);
+    if c >= add_grid.cells {
+        return;
+    }
+    add_starts[c] = add_starts[c] + block_offsets[c / SCAN_BLOCK];
+    if c == 0u {
+        add_starts[add_grid.cells] = add_grid.len;
+    }
+}
+
+@group(0) @binding(65) var<uniform> place_grid: Grid;
+@group(0) @binding(66) var<storage, read> place_x: array<f32>;
+@group(0) @binding(67) var<storage, read> place_y: array<f32>;
+@group(0) @binding(68) var<storage, read> place_cells: array<u32>;
+@group(0) @binding(69) var<storage, read> place_ranks: array<u32>;
+@group(0) @binding(70) var<storage, read> place_starts: array<u32>;
+// Each slot's entity, and (tuned) its position: one word per entity in every buffer, so the
+// grid fits wherever the fields do.
+@group(0) @binding(71) var<storage, read_write> members: array<u32>;
+@group(0) @binding(72) var<storage, read_write> near_x: array<f32>;
+@group(0) @binding(73) var<storage, read_write> near_y: array<f32>;
+
+@compute @workgroup_size(256)
+fn grid_place(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let i = index(group, local, groups.x);
+    if i >= place_grid.len {
+        return;
+    }
+    let slot = place_starts[place_cells[i]] + place_ranks[i];
+    members[slot] = i;
+    if place_grid.tuned != 0u {
+        near_x[slot] = place_x[i];
+        near_y[slot] = place_y[i];
+    }
+}
+
+// The pass, in two entry points (each binds at most eight storage buffers, WebGPU's least):
+// the idiomatic one reads each candidate's position through its index, the tuned one reads the
+// copy only (its own position too, at its slot).
+@group(0) @binding(75) var<uniform> pass_grid: Grid;
+@group(0) @binding(76) var<storage, read> pass_x: array<f32>;
+@group(0) @binding(77) var<storage, read> pass_y: array<f32>;
+@group(0) @binding(78) var<storage, read_write> pass_vx: array<f32>;
+@group(0) @binding(79) var<storage, read_write> pass_vy: array<f32>;
+@group(0) @binding(80) var<storage, read> pass_cells: array<u32>;
+@group(0) @binding(81) var<storage, read> pass_starts: array<u32>;
+// Zeroed before the pass: candidates tested (low and high words), entities within the radius
+// (low and high words, each entity itself included), and the most within one entity's radius.
+@group(0) @binding(82) var<storage, read_write> totals: array<atomic<u32>>;
+@group(0) @binding(83) var<storage, read> pass_members: array<u32>;
+@group(0) @binding(84) var<storage, read> pass_ranks: array<u32>;
+@group(0) @binding(85) var<storage, read> pass_near_x: array<f32>;
+@group(0) @binding(86) var<storage, read> pass_near_y: array<f32>;
+
+struct Push {
+    x: i32,
+    y: i32,
+    within: u32,
+};
+
+// workload::avoid_pair: the push away from `n`, in fixed point, summed with wrapping.
+fn avoid_pair(p: Push, x: f32, y: f32, n: vec2<f32>) -> Push {
+    let dx = shortest(n.x - x, WORLD_WIDTH);
+    let dy = shortest(n.y - y, WORLD_HEIGHT);
+    let d2 = dx * dx + dy * dy;
+    let inside = d2 < pass_grid.r2;
+    let fall = select(0.0, 1.0 - d2 * pass_grid.inv_r2, inside) * pass_grid.inv_r * AVOID_FIXED_ONE;
+    return Push(p.x - i32(dx * fall), p.y - i32(dy * fall), p.within + select(0u, 1u, inside));
+}
+
+// The cell of the nine around entity `i`'s that `k` (0 to 8) names, wrapping: rows above, at
+// and below, each left to right (the cells neighbours.rs visits).
+fn around(i: u32, k: u32) -> u32 {
+    let cols = pass_grid.cols;
+    let rows = pass_grid.rows;
+    let col = pass_cells[i] % cols;
+    let row = pass_cells[i] / cols;
+    let r = (row + rows - 1u + k / 3u) % rows;
+    return r * cols + (col + cols - 1u + k % 3u) % cols;
+}
+
+// workload::avoid_one, one axis.
+fn avoid_axis(v: f32, push: i32, dt: f32) -> f32 {
+    let gain = AVOID_GAIN * dt;
+    return clamp_speed(v + f32(push) * (1.0 / AVOID_FIXED_ONE) * gain);
+}
+
+// A 64-bit count as two words: the carry goes to the high word.
+fn add_wide(at: u32, value: u32) {
+    let before = atomicAdd(&totals[at], value);
+    if before + value < before {
+        atomicAdd(&totals[at + 1u], 1u);
+    }
+}
+
+var<workgroup> group_candidates: atomic<u32>;
+var<workgroup> group_within: atomic<u32>;
+var<workgroup> group_most: atomic<u32>;
+
+// Entity `i`'s push applied to its velocity, and what it found added to the totals (every
+// invocation calls it, past the last entity with nothing found).
+fn finish_entity(i: u32, local: u32, push: Push, candidates: u32) {
+    if i < pass_grid.len {
+        pass_vx[i] = avoid_axis(pass_vx[i], push.x, pass_grid.dt);
+        pass_vy[i] = avoid_axis(pass_vy[i], push.y, pass_grid.dt);
+    }
+    atomicAdd(&group_candidates, candidates);
+    atomicAdd(&group_within, push.within);
+    atomicMax(&group_most, push.within);
+    workgroupBarrier();
+    if local == 0u {
+        add_wide(0u, atomicLoad(&group_candidates));
+        add_wide(2u, atomicLoad(&group_within));
+        atomicMax(&totals[4], atomicLoad(&group_most));
+    }
+}
+
+@compute @workgroup_size(256)
+fn avoid_idiomatic(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let i = index(group, local, groups.x);
+    var push = Push(0, 0, 0u);
+    var candidates = 0u;
+    if i < pass_grid.len {
+        let x = pass_x[i];
+        let y = pass_y[i];
+        for (var a = 0u; a < 9u; a = a + 1u) {
+            let c = around(i, a);
+            let end = pass_starts[c + 1u];
+            candidates = candidates + end - pass_starts[c];
+            for (var k = pass_starts[c]; k < end; k = k + 1u) {
+                let j = pass_members[k];
+                push = avoid_pair(push, x, y, vec2<f32>(pass_x[j], pass_y[j]));
+            }
+        }
+    }
+    finish_entity(i, local, push, candidates);
+}
+
+@compute @workgroup_size(256)
+fn avoid_tuned(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let i = index(group, local, groups.x);
+    var push = Push(0, 0, 0u);
+    var candidates = 0u;
+    if i < pass_grid.len {
+        let own = pass_starts[pass_cells[i]] + pass_ranks[i];
+        let x = pass_near_x[own];
+        let y = pass_near_y[own];
+        for (var a = 0u; a < 9u; a = a + 1u) {
+            let c = around(i, a);
+            let end = pass_starts[c + 1u];
+            candidates = candidates + end - pass_starts[c];
+            for (var k = pass_starts[c]; k < end; k = k + 1u) {
+                push = avoid_pair(push, x, y, vec2<f32>(pass_near_x[k], pass_near_y[k]));
+            }
+        }
+    }
+    finish_entity(i, local, push, candidates);
 }

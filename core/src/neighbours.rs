@@ -236,9 +236,36 @@ pub struct PassCounts {
     pub cells: usize,
     /// How long the grid took to build (the tuned form's copy of the positions included), and
     /// the pass over it (the pushes back in logical order included); the layout's applying the
-    /// pushes to its velocities is in neither.
+    /// pushes to its velocities is in neither. Zero where a device ran the pass (the gpu
+    /// layout's; its time is the device's).
     pub grid: Duration,
     pub pass: Duration,
+}
+
+/// A pass's raw totals: entities, candidates tested, entities found within the radius (each
+/// entity itself included), and the most within one entity's radius (itself included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    pub entities: usize,
+    pub candidates: u64,
+    pub within: u64,
+    pub most: u32,
+}
+
+impl Found {
+    /// As the panel and the bench read them: each entity's own count left out.
+    pub fn counts(self, shape: GridShape) -> PassCounts {
+        PassCounts {
+            entities: self.entities,
+            candidates: self.candidates,
+            neighbours: self.within.saturating_sub(self.entities as u64),
+            most: self.most.saturating_sub(1),
+            radius: shape.radius,
+            cells: shape.cells(),
+            grid: Duration::ZERO,
+            pass: Duration::ZERO,
+        }
+    }
 }
 
 impl PassCounts {
@@ -540,19 +567,32 @@ impl<S: Scalar> Neighbours<S> {
         most: &AtomicU64,
         started: Instant,
     ) {
-        let within = totals[1].load(Ordering::Relaxed);
         let grid = self.counts.grid;
+        let found = Found {
+            entities: len,
+            candidates: totals[0].load(Ordering::Relaxed),
+            within: totals[1].load(Ordering::Relaxed),
+            most: most.load(Ordering::Relaxed) as u32,
+        };
         self.counts = PassCounts {
             grid,
             pass: started.elapsed().saturating_sub(grid),
-            entities: len,
-            candidates: totals[0].load(Ordering::Relaxed),
-            // Each entity is within the radius of itself.
-            neighbours: within.saturating_sub(len as u64),
-            most: (most.load(Ordering::Relaxed) as u32).saturating_sub(1),
-            radius: shape.radius,
-            cells: shape.cells(),
+            ..found.counts(shape)
         };
+    }
+
+    /// The grid's shape for `len` entities, for a pass that runs elsewhere (the gpu layout's, on
+    /// the device), recorded as a pass here records it; nothing is allocated.
+    pub fn shape_for(&mut self, len: usize) -> GridShape {
+        let shape = self.reach.shape_at(len);
+        self.shape = Some(shape);
+        shape
+    }
+
+    /// What a pass that ran elsewhere found, on a grid of `shape`; its time is not the host's
+    /// (zero here: the device times it).
+    pub fn record(&mut self, found: Found, shape: GridShape) {
+        self.counts = found.counts(shape);
     }
 
     /// Bytes held between frames.

@@ -585,6 +585,12 @@ impl<S: Scalar> AvoidConstants<S> {
             fixed: S::from_f64(AVOID_FIXED_ONE),
         }
     }
+
+    /// The radius squared, its inverse and the inverse of its square, as the rule rounds them
+    /// (what the gpu layout's shader is handed).
+    pub fn radius_terms(&self) -> [S; 3] {
+        [self.r2, self.inv_r, self.inv_r2]
+    }
 }
 
 /// The avoid rule for one pair: the entity at `(x, y)` is pushed away from the one at

@@ -47,11 +47,11 @@ impl GpuContext {
             ));
         }
         let limits = device.limits();
-        // The move pass binds six storage buffers; 8 is WebGPU's guaranteed minimum, so this
-        // only trips on a downlevel adapter.
-        if limits.max_storage_buffers_per_shader_stage < 6 {
+        // The neighbour grid's place and pass bind eight storage buffers, WebGPU's guaranteed
+        // minimum, so this only trips on a downlevel adapter.
+        if limits.max_storage_buffers_per_shader_stage < 8 {
             return Err(format!(
-                "the GPU adapter '{}' allows {} storage buffers per shader stage; the gpu layout needs 6",
+                "the GPU adapter '{}' allows {} storage buffers per shader stage; the gpu layout needs 8",
                 info.name, limits.max_storage_buffers_per_shader_stage
             ));
         }

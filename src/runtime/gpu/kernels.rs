@@ -2,8 +2,9 @@
 //! with every constant taken from workload.rs as a pipeline override.
 
 use crate::workload::{
-    MAX_ENERGY, MAX_SEEK_SPEED, POINT_HP_BITS, POINT_HP_MIN, POINT_HP_SCALE, POINT_X_BITS,
-    POINT_X_SCALE, POINT_Y_BITS, POINT_Y_SCALE, SEEK_GAIN, WORLD_HEIGHT, WORLD_WIDTH,
+    AVOID_FIXED_ONE, AVOID_GAIN, MAX_ENERGY, MAX_SEEK_SPEED, POINT_HP_BITS, POINT_HP_MIN,
+    POINT_HP_SCALE, POINT_X_BITS, POINT_X_SCALE, POINT_Y_BITS, POINT_Y_SCALE, SEEK_GAIN,
+    WORLD_HEIGHT, WORLD_WIDTH,
 };
 
 /// Invocations per workgroup (the shader's `@workgroup_size`).
@@ -39,6 +40,46 @@ impl DispatchArgs {
 
 pub const ARGS_BYTES: u64 = size_of::<DispatchArgs>() as u64;
 
+/// The neighbour grid's arguments, the shader's `Grid`: one for every grid kernel, each taking
+/// its workgroup count from `num_workgroups`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GridArgs {
+    pub len: u32,
+    pub cells: u32,
+    pub cols: u32,
+    pub rows: u32,
+    pub col_scale: f32,
+    pub row_scale: f32,
+    pub r2: f32,
+    pub inv_r: f32,
+    pub inv_r2: f32,
+    pub dt: f32,
+    pub blocks: u32,
+    pub tuned: u32,
+}
+
+pub const GRID_BYTES: u64 = size_of::<GridArgs>() as u64;
+/// Cells one workgroup of the grid's scan covers (the shader's `SCAN_BLOCK`).
+pub const SCAN_BLOCK: u32 = 1024;
+
+/// A compute pipeline and the layout of its one bind group.
+pub(crate) struct Kernel {
+    pub layout: wgpu::BindGroupLayout,
+    pub pipeline: wgpu::ComputePipeline,
+}
+
+/// The neighbour grid's kernels, in the order a frame runs them.
+pub(crate) struct GridKernels {
+    pub count: Kernel,
+    pub scan_blocks: Kernel,
+    pub scan_sums: Kernel,
+    pub scan_add: Kernel,
+    pub place: Kernel,
+    pub idiomatic: Kernel,
+    pub tuned: Kernel,
+}
+
 pub(crate) struct Kernels {
     pub move_layout: wgpu::BindGroupLayout,
     pub move_pipeline: wgpu::ComputePipeline,
@@ -49,16 +90,21 @@ pub(crate) struct Kernels {
     pub move_list_layout: wgpu::BindGroupLayout,
     pub gather_pipeline: wgpu::ComputePipeline,
     pub scatter_pipeline: wgpu::ComputePipeline,
+    pub grid: GridKernels,
 }
 
 fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    uniform_of(binding, ARGS_BYTES)
+}
+
+fn uniform_of(binding: u32, bytes: u64) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
             has_dynamic_offset: false,
-            min_binding_size: wgpu::BufferSize::new(ARGS_BYTES),
+            min_binding_size: wgpu::BufferSize::new(bytes),
         },
         count: None,
     }
@@ -99,6 +145,8 @@ impl Kernels {
             ("POINT_X_BITS", f64::from(POINT_X_BITS)),
             ("POINT_Y_BITS", f64::from(POINT_Y_BITS)),
             ("POINT_HP_BITS", f64::from(POINT_HP_BITS)),
+            ("AVOID_GAIN", f64::from(AVOID_GAIN as f32)),
+            ("AVOID_FIXED_ONE", f64::from(AVOID_FIXED_ONE as f32)),
         ];
         let layout = |label: &str, entries: &[wgpu::BindGroupLayoutEntry]| {
             device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -160,7 +208,56 @@ impl Kernels {
                 storage(23, false),
             ],
         );
+        // Each grid kernel's bindings: its uniform, then its storage buffers (binding, read
+        // only), as simulate.wgsl declares them.
+        let kernel = |entry: &str, args: u32, buffers: &[(u32, bool)]| {
+            let mut entries = vec![uniform_of(args, GRID_BYTES)];
+            entries.extend(buffers.iter().map(|&(b, read_only)| storage(b, read_only)));
+            let layout = layout(entry, &entries);
+            Kernel {
+                pipeline: pipeline(&layout, entry),
+                layout,
+            }
+        };
+        let (ro, rw) = (true, false);
+        // The pass's bindings both forms share: velocities, cells, starts, totals.
+        let pass = [(78, rw), (79, rw), (80, ro), (81, ro), (82, rw)];
+        let grid = GridKernels {
+            count: kernel(
+                "grid_count",
+                40,
+                &[(41, ro), (42, ro), (43, rw), (44, rw), (45, rw)],
+            ),
+            scan_blocks: kernel("scan_blocks", 50, &[(51, rw), (52, rw)]),
+            scan_sums: kernel("scan_block_sums", 55, &[(56, rw)]),
+            scan_add: kernel("scan_add", 60, &[(61, rw), (62, ro)]),
+            place: kernel(
+                "grid_place",
+                65,
+                &[
+                    (66, ro),
+                    (67, ro),
+                    (68, ro),
+                    (69, ro),
+                    (70, ro),
+                    (71, rw),
+                    (72, rw),
+                    (73, rw),
+                ],
+            ),
+            idiomatic: kernel(
+                "avoid_idiomatic",
+                75,
+                &[&[(76, ro), (77, ro)], &pass[..], &[(83, ro)]].concat(),
+            ),
+            tuned: kernel(
+                "avoid_tuned",
+                75,
+                &[&pass[..], &[(84, ro), (85, ro), (86, ro)]].concat(),
+            ),
+        };
         Self {
+            grid,
             move_pipeline: pipeline(&move_layout, "move_and_pack"),
             regen_pipeline: pipeline(&regen_layout, "regen_energy"),
             seek_pipeline: pipeline(&seek_layout, "seek"),

@@ -1,6 +1,7 @@
 //! The gpu layout: the eight fields in eight GPU storage buffers (struct-of-arrays on the device),
 //! `move` and `regen` as compute passes that also write each entity's packed point into the
-//! buffer the renderer draws, and `seek` as a third pass. Per frame the CPU only dispatches:
+//! buffer the renderer draws, `seek` as a third pass, and the neighbours' grid and pass
+//! ([`super::grid`]) as a fourth. Per frame the CPU only dispatches:
 //! nothing is gathered, and nothing is uploaded but seek's targets after a structural change.
 //!
 //! Seeking: each entity's target is a generational handle on the CPU ([`Targets`], as `soa`
@@ -18,10 +19,11 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::context::GpuContext;
+use super::grid::{self, DeviceGrid, Fields};
 use super::kernels::{ARGS_BYTES, DispatchArgs};
 use super::readback::{F32, Read, read_buffer, stage};
 use super::slots::SlotMap;
-use super::timer::{SEEK_QUERY, Timer};
+use super::timer::{AVOID_QUERY, Ran, SEEK_QUERY, Timer};
 use crate::layout::slots::Targets;
 use crate::layout::{Layout, LayoutKind, Released, ReserveError};
 use crate::memory::MemoryUse;
@@ -70,6 +72,12 @@ pub struct GpuLayout {
     move_list_args: wgpu::Buffer,
     timer: Option<Timer>,
     seek: SeekTargets,
+    /// The neighbour grid, built at the first neighbour pass.
+    grid: Option<DeviceGrid>,
+    /// Whether this frame ran the neighbour pass (its time is the device's too).
+    avoid_ran: bool,
+    /// Why the device could not hold the grid last time it was asked (said once).
+    grid_refused: Option<String>,
 }
 
 /// Seek's targets: handles on the CPU, and the slots they resolved to on the device.
@@ -107,6 +115,9 @@ impl GpuLayout {
                 ran: false,
             },
             timer: timed.then(|| Timer::new(&ctx)),
+            grid: None,
+            avoid_ran: false,
+            grid_refused: None,
             ids: Vec::new(),
             columns,
             shared: Mutex::new(Shared::default()),
@@ -564,11 +575,14 @@ impl Layout<f32> for GpuLayout {
             dt,
             2,
         );
-        let seeked = std::mem::take(&mut self.seek.ran);
+        let ran = Ran {
+            seek: std::mem::take(&mut self.seek.ran),
+            avoid: std::mem::take(&mut self.avoid_ran),
+        };
         let reading = self
             .timer
             .as_ref()
-            .and_then(|t| t.resolve(&mut encoder, seeked));
+            .and_then(|t| t.resolve(&mut encoder, ran));
         self.ctx.queue.submit([encoder.finish()]);
         if let (Some(timer), Some(slot)) = (&self.timer, reading) {
             timer.start_read(slot);
@@ -637,7 +651,8 @@ impl Layout<f32> for GpuLayout {
             allocated_bytes: self.ids.capacity() as u64 * 8
                 + self.seek.handles.allocated_bytes()
                 + device_bytes
-                + self.seek.slots.as_ref().map_or(0, |(_, n)| *n as u64 * 4),
+                + self.seek.slots.as_ref().map_or(0, |(_, n)| *n as u64 * 4)
+                + self.grid.as_ref().map_or(0, DeviceGrid::bytes),
             modelled: false,
         }
     }
@@ -677,22 +692,69 @@ impl Layout<f32> for GpuLayout {
         self.seek.ran = self.timer.is_some();
     }
 
-    /// The neighbour pass on the host: every state read back, the pass run over the copy (the
-    /// grid and the rule the CPU layouts run), the new velocities written to the device. A
-    /// counting sort in compute is not written yet; until then this layout's neighbour figures
-    /// are a round trip's, and the bench leaves it out of the neighbour table.
+    /// The neighbour pass on the device: the grid built by a counting sort in compute and the
+    /// pass in the swarm's form, submitted and not waited for; what it found comes back a frame
+    /// or two later. Where the device cannot allocate the grid, the pass runs on the host over
+    /// a read-back (the same rule and grid, so the same result), slowly but never lost.
     fn step_avoid(&mut self, dt: f32, near: &mut Neighbours<f32>, threads: Threads) {
         if !self.ready_to_step() {
             return;
         }
         let n = self.ids.len();
-        let mut states = Vec::with_capacity(n);
-        self.for_each_entity_in(0..n, &mut |_, state| states.push(*state));
-        let pushes = near.push_apart(threads, n, |i| [states[i].x, states[i].y]);
-        for (state, &push) in states.iter_mut().zip(pushes) {
-            (state.vx, state.vy) = avoid_one(state.vx, state.vy, push, dt);
+        let max_words = self.ctx.capacity_limit().max_entities;
+        let shape = grid::fit(near.shape_for(n), max_words);
+        if !self
+            .grid
+            .as_ref()
+            .is_some_and(|g| g.holds(n, shape.cells()))
+        {
+            // Room for growth, as the columns have: a count that creeps up rebuilds rarely.
+            let entities = n.max(self.columns.capacity);
+            let cells = (shape.cells() * 2)
+                .min(max_words.saturating_sub(1))
+                .max(shape.cells());
+            self.grid = None;
+            match DeviceGrid::new(&self.ctx, entities, cells) {
+                Ok(grid) => self.grid = Some(grid),
+                Err(reason) => {
+                    if self.grid_refused.as_ref() != Some(&reason) {
+                        eprintln!("gpu layout: {reason}; the neighbour pass runs on the host");
+                        self.grid_refused = Some(reason);
+                    }
+                    return self.step_avoid_on_host(dt, near, threads);
+                }
+            }
         }
-        self.write_states(0, &states);
+        let Some(grid) = self.grid.as_mut() else {
+            return;
+        };
+        let [x, y, vx, vy, ..] = &self.columns.fields;
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("neighbours"),
+            });
+        let timestamps = self
+            .timer
+            .as_ref()
+            .map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.queries,
+                beginning_of_pass_write_index: Some(AVOID_QUERY),
+                end_of_pass_write_index: Some(AVOID_QUERY + 1),
+            });
+        let fields = Fields { x, y, vx, vy };
+        let (form, ctx) = (near.form(), &self.ctx);
+        let reading = grid.encode(ctx, &mut encoder, timestamps, fields, n, shape, form, dt);
+        self.ctx.queue.submit([encoder.finish()]);
+        if let Some(slot) = reading {
+            grid.start_read(slot);
+        }
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        if let Some(found) = grid.found() {
+            near.record(found, shape);
+        }
+        self.avoid_ran = self.timer.is_some();
     }
 
     fn set_targets(&mut self, first: usize, targets: &[Option<usize>]) {
@@ -716,6 +778,19 @@ impl Layout<f32> for GpuLayout {
 }
 
 impl GpuLayout {
+    /// The neighbour pass on the host: every state read back, the pass run over the copy (the
+    /// grid and the rule the CPU layouts run), the new velocities written to the device.
+    fn step_avoid_on_host(&mut self, dt: f32, near: &mut Neighbours<f32>, threads: Threads) {
+        let n = self.ids.len();
+        let mut states = Vec::with_capacity(n);
+        self.for_each_entity_in(0..n, &mut |_, state| states.push(*state));
+        let pushes = near.push_apart(threads, n, |i| [states[i].x, states[i].y]);
+        for (state, &push) in states.iter_mut().zip(pushes) {
+            (state.vx, state.vy) = avoid_one(state.vx, state.vy, push, dt);
+        }
+        self.write_states(0, &states);
+    }
+
     /// Resolves every entity's target handle to the slot it sits in (flushed: its logical
     /// index) and uploads them, in a buffer as long as the fields'.
     fn upload_target_slots(&mut self) {
@@ -828,10 +903,10 @@ mod tests {
     use crate::workload::spawn_range;
     use std::time::Duration;
 
-    /// The timer's path (queries around both passes, resolved into a ring of mapped buffers,
+    /// The timer's path (queries around the passes, resolved into a ring of mapped buffers,
     /// read a frame or two later), run where the device has timestamp queries, even on a
     /// software rasterizer whose times the app does not show: every frame measured is > 0 and
-    /// the layout keeps stepping.
+    /// the layout keeps stepping, with and without the neighbour pass among them.
     #[test]
     fn timestamps_come_back_without_waiting_for_them() {
         let Ok(ctx) = crate::runtime::gpu::context::shared() else {
@@ -847,7 +922,11 @@ mod tests {
         layout.try_reserve(ids.len()).unwrap();
         layout.push(&ids, &states);
         let mut measured = 0;
-        for _ in 0..20 {
+        let mut near = Neighbours::<f32>::default();
+        for frame in 0..20 {
+            if frame % 3 == 0 {
+                layout.step_avoid(0.01, &mut near, Threads::One);
+            }
             layout.step_move(0.01, Threads::One);
             layout.step_regen(0.01, Threads::One);
             layout.finish_device_work();

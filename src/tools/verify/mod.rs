@@ -410,7 +410,8 @@ fn coordinate_ulps(a: f32, b: f32, extent: f32) -> u32 {
 
 /// Runs SoA and the gpu layout side by side from one seed: one run straight on the GPU, one that
 /// switches CPU -> GPU -> CPU spread over frames; each with and without churn, and with and
-/// without seek (the GPU's seek pass against SoA's).
+/// without seek (the GPU's seek pass against SoA's); then straight on the GPU with seek and the
+/// neighbours in each form (the device's grid and pass against SoA's), with and without churn.
 #[cfg(feature = "gpu")]
 pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError> {
     let churn = (config.count / 10).clamp(1, MAX_CHURN);
@@ -418,18 +419,22 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
     let runs = [("no churn", 0), ("churn", churn)]
         .into_iter()
         .flat_map(|c| [false, true].map(|seek| (c, seek)))
-        .flat_map(|c| [false, true].map(|round_trip| (c, round_trip)));
-    for (((how, churn), seek), round_trip) in runs {
+        .flat_map(|c| [false, true].map(|round_trip| (c, round_trip)))
+        .map(|(((how, churn), seek), round_trip)| (how, churn, seek, round_trip, None));
+    let near = [("no churn", 0), ("churn", churn)]
+        .into_iter()
+        .flat_map(|(how, churn)| AvoidForm::BOTH.map(|form| (how, churn, true, false, Some(form))));
+    for (how, churn, seek, round_trip, avoid) in runs.chain(near) {
         let start = if round_trip {
             LayoutKind::Soa
         } else {
             LayoutKind::Gpu
         };
         let (mut gpu, mut reference) = (
-            gpu_run(config, start, churn, seek)?,
-            gpu_run(config, LayoutKind::Soa, churn, seek)?,
+            gpu_run(config, start, churn, seek, avoid)?,
+            gpu_run(config, LayoutKind::Soa, churn, seek, avoid)?,
         );
-        let sorted = seek && !round_trip;
+        let sorted = seek && !round_trip && avoid.is_none();
         for frame in 0..config.frames {
             if round_trip && frame == 1 {
                 gpu.apply(&Action::Layout(LayoutKind::Gpu))?;
@@ -461,8 +466,9 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
             (true, false) => ", seek",
             _ => "",
         };
+        let neighbours = avoid.map_or(String::new(), |form| format!(", {form} neighbours"));
         out.push(GpuComparison {
-            name: format!("{path}, {how}{seeking}"),
+            name: format!("{path}, {how}{seeking}{neighbours}"),
             frames: config.frames,
             entities: a.ids.len(),
             same_entities: a.ids == b.ids,
@@ -474,14 +480,16 @@ pub fn compare_gpu(config: &VerifyConfig) -> Result<Vec<GpuComparison>, SimError
     Ok(out)
 }
 
-/// One side of a GPU comparison: `config.count` entities of `kind` with `churn` and `seek`,
-/// switches and sorts spread over about three frames, as `compare_gpu` steps them.
+/// One side of a GPU comparison: `config.count` entities of `kind` with `churn`, `seek` and the
+/// neighbours in a form, switches and sorts spread over about three frames, as `compare_gpu`
+/// steps them.
 #[cfg(feature = "gpu")]
 fn gpu_run(
     config: &VerifyConfig,
     kind: LayoutKind,
     churn: usize,
     seek: bool,
+    avoid: Option<AvoidForm>,
 ) -> Result<Driver<f32>, SimError> {
     let mut d = Driver::<f32>::new(kind, config.seed)?
         .with_chunks(usize::MAX, config.count / 3 + 1)
@@ -490,6 +498,10 @@ fn gpu_run(
     d.apply(&Action::Count(config.count))?;
     d.apply(&Action::Churn(churn))?;
     d.apply(&Action::Seek(seek))?;
+    if let Some(form) = avoid {
+        d.apply(&Action::AvoidForm(form))?;
+        d.apply(&Action::Avoid(true))?;
+    }
     Ok(d)
 }
 
@@ -523,7 +535,7 @@ pub fn compare_gpu_fused(
 ) -> Result<Vec<GpuComparison>, SimError> {
     let mut out = Vec::new();
     for seek in [false, true] {
-        let mut gpu = gpu_run(config, LayoutKind::Gpu, 0, seek)?;
+        let mut gpu = gpu_run(config, LayoutKind::Gpu, 0, seek, None)?;
         for frame in 0..config.frames {
             if seek && frame == 1 {
                 gpu.apply(&Action::Order(Order::Group))?;
