@@ -181,7 +181,7 @@ impl GridShape {
     /// The slots of the cells around `(col, row)` (itself and its eight neighbours, wrapping),
     /// as runs of `starts`: one run per row where the three cells sit side by side.
     #[inline(always)]
-    fn around(self, starts: &[u32], col: usize, row: usize, mut run: impl FnMut(Range<usize>)) {
+    pub fn around(self, starts: &[u32], col: usize, row: usize, mut run: impl FnMut(Range<usize>)) {
         let (cols, rows) = (self.cols, self.rows);
         for r in [row + rows - 1, row, row + 1] {
             let base = (r % rows) * cols;
@@ -195,6 +195,15 @@ impl GridShape {
             }
         }
     }
+}
+
+/// A built grid, read only: see [`Neighbours::grid`].
+#[derive(Clone, Copy, Debug)]
+pub struct Grid<'a> {
+    pub shape: GridShape,
+    pub starts: &'a [u32],
+    pub members: &'a [u32],
+    pub cells: &'a [u32],
 }
 
 /// The form of the neighbour pass (see the module doc).
@@ -339,6 +348,17 @@ impl<S: Scalar> Neighbours<S> {
     /// What the last pass found.
     pub fn counts(&self) -> PassCounts {
         self.counts
+    }
+
+    /// The grid the last pass built (for measuring other ways to read it): its shape, each
+    /// cell's first slot (one past the last cell's last), each slot's entity, each entity's cell.
+    pub fn grid(&self) -> Option<Grid<'_>> {
+        Some(Grid {
+            shape: self.shape?,
+            starts: &self.starts,
+            members: &self.members,
+            cells: &self.cells,
+        })
     }
 
     /// Sets the grid up for `len` entities, or says why not before allocating anything.

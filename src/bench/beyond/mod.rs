@@ -8,6 +8,7 @@
 //! | [`seek`] | both: systems that read other entities by handle, where the ranking turns over |
 //! | [`order`] | both: the storage sorted by who reads whom, what it gains and what it costs |
 //! | [`neighbours`] | both: each entity reads the entities near it, through a grid |
+//! | [`near_choices`] | the neighbours' fixed-point sum and Morton order, against the other ways |
 //! | [`peers`] | both: hecs, flecs and shipyard beside Bevy |
 //! | [`threads`] | both ran one thread: all cores |
 //! | [`simd`] | both left it out: SIMD width |
@@ -29,6 +30,7 @@ pub mod gpu;
 pub mod grow;
 pub mod headline;
 pub mod migration;
+pub mod near_choices;
 pub mod neighbours;
 pub mod order;
 pub mod peers;

@@ -19,6 +19,10 @@
 //! - `count:<layout>:<order>`: cachegrind's instructions, L1d and last-level misses per entity
 //!   for the idiomatic pass alone, `soa` and `boxed`, by id and sorted by cell, at the counts
 //!   check's population against its 1 MiB last level (as seek's are counted).
+//! - `sum` and `curve`: the two choices the system made against what each was chosen over
+//!   ([`super::near_choices`]), at the target's count, rounds interleaved: the push summed in
+//!   fixed point against a float sum in id order; the cell order along a Morton curve against
+//!   a Hilbert one.
 
 use std::fmt;
 use std::str::FromStr;
@@ -26,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::near_choices::{self, Curve};
 use crate::bench::report::cell::{CellTextError, by_name, holes, read_cell};
 use crate::bench::report::experiment::{BenchConfig, BenchError, Experiment, Narrows};
 use crate::bench::report::format::{fmt_count, fmt_num, table};
@@ -90,6 +95,10 @@ pub enum Near {
         #[serde(with = "by_name")]
         layout: LayoutKind,
     },
+    /// `sum`.
+    Sum,
+    /// `curve`.
+    Curve,
     /// `count:<layout>:<order>`.
     Count {
         #[serde(with = "by_name")]
@@ -144,6 +153,8 @@ impl fmt::Display for Near {
             Near::Decay { form } => write!(f, "decay:{form}"),
             Near::Budget { layout } => write!(f, "budget:{layout}"),
             Near::Count { layout, order } => write!(f, "count:{layout}:{order}"),
+            Near::Sum => f.write_str("sum"),
+            Near::Curve => f.write_str("curve"),
         }
     }
 }
@@ -151,8 +162,13 @@ impl fmt::Display for Near {
 impl FromStr for Near {
     type Err = CellTextError;
     fn from_str(text: &str) -> Result<Self, CellTextError> {
-        let expected = "pass:<layout>:<n>, target:<rep>, decay:idiomatic|tuned, budget:<layout> or count:<layout>:<order>, for a CPU layout";
+        let expected = "pass:<layout>:<n>, target:<rep>, decay:idiomatic|tuned, budget:<layout>, count:<layout>:<order> (for a CPU layout), sum or curve";
         read_cell(text, expected, |text| {
+            match text {
+                "sum" => return Some(Near::Sum),
+                "curve" => return Some(Near::Curve),
+                _ => {}
+            }
             let layout = |name: &str| {
                 name.parse::<LayoutKind>()
                     .ok()
@@ -428,6 +444,124 @@ fn budget_cell(cfg: &BenchConfig, kind: LayoutKind) -> Result<Vec<Record>, Bench
     ])
 }
 
+/// The target's population's positions, in logical order.
+fn positions(cfg: &BenchConfig) -> Result<Vec<[f32; 2]>, BenchError> {
+    let swarm = Swarm::<f32>::with_count(LayoutKind::Soa, SEED, target_n(cfg))?;
+    Ok(swarm.export().states.iter().map(|s| [s.x, s.y]).collect())
+}
+
+/// `a` and `b` measured one after the other, [`ROUNDS`] times: each one's median of its rounds'
+/// p50s, and the median of the rounds' ratios `b / a`.
+fn interleaved(cfg: &BenchConfig, mut a: impl FnMut(), mut b: impl FnMut()) -> [f64; 3] {
+    let method = few_passes(cfg);
+    let (mut first, mut second, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..cfg.pick(ROUNDS, 2) {
+        let x = measure(&method, &mut a).p50;
+        let y = measure(&method, &mut b).p50;
+        first.push(x);
+        second.push(y);
+        ratios.push(y / x);
+    }
+    [&first, &second, &ratios].map(|v| median(v).unwrap_or_default())
+}
+
+/// One process: the pushes over one grid (sorted by cell), summed in fixed point and in id order.
+fn sum_cell(cfg: &BenchConfig) -> Result<Vec<Record>, BenchError> {
+    let (stored, ids) = near_choices::along(Curve::Morton, &positions(cfg)?);
+    let mut near = crate::neighbours::Neighbours::<f32>::default();
+    near_choices::pass(&mut near, &stored);
+    let Some(grid) = near.grid() else {
+        return Ok(Vec::new());
+    };
+    let (mut fixed, mut floats, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    let [fixed_ms, id_order_ms, ratio] = interleaved(
+        cfg,
+        || near_choices::fixed_point_sums(grid, &stored, &mut fixed),
+        || near_choices::id_order_sums(grid, &stored, &ids, &mut scratch, &mut floats),
+    );
+    let rec = Record::new(NAME, "soa", "f32", stored.len()).threads(Threads::One);
+    Ok(vec![
+        rec.clone()
+            .param("sum=fixed-point")
+            .value(Metric::PassMs, "ms", fixed_ms),
+        rec.clone()
+            .param("sum=id-order")
+            .value(Metric::PassMs, "ms", id_order_ms),
+        rec.param("sum=id-order/fixed-point")
+            .value(Metric::Ratio, "x", ratio),
+    ])
+}
+
+/// One process: the idiomatic pass (grid and pairs) over the storage sorted along each curve.
+fn curve_cell(cfg: &BenchConfig) -> Result<Vec<Record>, BenchError> {
+    let all = positions(cfg)?;
+    let [(morton, _), (hilbert, _)] = Curve::BOTH.map(|c| near_choices::along(c, &all));
+    let (mut a, mut b) = (
+        crate::neighbours::Neighbours::<f32>::default(),
+        crate::neighbours::Neighbours::<f32>::default(),
+    );
+    let [morton_ms, hilbert_ms, ratio] = interleaved(
+        cfg,
+        || {
+            std::hint::black_box(near_choices::pass(&mut a, &morton));
+        },
+        || {
+            std::hint::black_box(near_choices::pass(&mut b, &hilbert));
+        },
+    );
+    let rec = Record::new(NAME, "soa", "f32", all.len()).threads(Threads::One);
+    Ok(vec![
+        rec.clone()
+            .param("curve=morton")
+            .value(Metric::AvoidMs, "ms", morton_ms),
+        rec.clone()
+            .param("curve=hilbert")
+            .value(Metric::AvoidMs, "ms", hilbert_ms),
+        rec.param("curve=hilbert/morton")
+            .value(Metric::Ratio, "x", ratio),
+    ])
+}
+
+/// The two choices against what each was chosen over.
+fn choices_table(mine: &[Record], cfg: &BenchConfig) -> String {
+    let n = target_n(cfg);
+    let get = |metric, p: &str| avoid(mine, metric, LayoutKind::Soa, n, p);
+    let mut rows = Vec::new();
+    if let (Some(a), Some(b), Some(r)) = (
+        get(Metric::PassMs, "sum=fixed-point"),
+        get(Metric::PassMs, "sum=id-order"),
+        get(Metric::Ratio, "sum=id-order/fixed-point"),
+    ) {
+        rows.push(vec![
+            "the push's sum (the pairs over one grid)".into(),
+            format!("fixed point: {}", fmt_num(a)),
+            format!("floats in id order: {}", fmt_num(b)),
+            format!("x{}", fmt_num(r)),
+        ]);
+    }
+    if let (Some(a), Some(b), Some(r)) = (
+        get(Metric::AvoidMs, "curve=morton"),
+        get(Metric::AvoidMs, "curve=hilbert"),
+        get(Metric::Ratio, "curve=hilbert/morton"),
+    ) {
+        rows.push(vec![
+            "the cell order (idiomatic pass, grid and pairs)".into(),
+            format!("Morton: {}", fmt_num(a)),
+            format!("Hilbert: {}", fmt_num(b)),
+            format!("x{}", fmt_num(r)),
+        ]);
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "**Two choices, against what each was chosen over** (`soa`'s population at {}, one thread, ms per pass, the median of {} interleaved rounds):\n\n{}\n",
+        short(n),
+        cfg.pick(ROUNDS, 2),
+        table(&["choice", "chosen", "the other", "other ÷ chosen"], &rows)
+    )
+}
+
 /// One cell: `kind`'s idiomatic pass alone in `order`, counted under cachegrind.
 fn count_cell(
     cfg: &BenchConfig,
@@ -498,6 +632,7 @@ impl Experiment for Neighbours {
         }
         cells.extend((0..cfg.pick(TARGET_REPS, 1)).map(|rep| Near::Target { rep }));
         cells.extend(AvoidForm::BOTH.map(|form| Near::Decay { form }));
+        cells.extend([Near::Sum, Near::Curve]);
         for layout in cfg.layouts_of(&LayoutKind::CPU) {
             cells.push(Near::Budget { layout });
         }
@@ -516,6 +651,8 @@ impl Experiment for Neighbours {
             Near::Decay { form } => decay_cell(cfg, form),
             Near::Budget { layout } => budget_cell(cfg, layout),
             Near::Count { layout, order } => count_cell(cfg, layout, order),
+            Near::Sum => sum_cell(cfg),
+            Near::Curve => curve_cell(cfg),
         }
     }
 
@@ -538,6 +675,7 @@ impl Experiment for Neighbours {
         md.push_str(&pass_table(mine, big_n(cfg)));
         md.push_str(&found_table(mine, cfg));
         md.push_str(&decay_table(mine, cfg));
+        md.push_str(&choices_table(mine, cfg));
         md.push_str(&budget_table(mine));
         md.push_str(&counted_table(mine, cfg));
         md
