@@ -193,16 +193,17 @@ fn scatter_destinations(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_
 // its position copied beside it for the tuned form. A cell lists its entities in whatever order
 // the atomics gave them: the push is summed in fixed point, so that order changes no bit.
 //
-// A cell is found in f32 here and in f64 on the CPU. The cells' margin over the radius absorbs the
-// difference while the margin is wider than a few f32 steps at the world's width: an entity
-// rounded into the next cell is still within one cell of everyone within its radius.
+// A cell is the CPU's cell, exactly: a first guess in f32, then corrected by one against the first
+// position of the cells beside it, which the host computes by the CPU's own f64 rule. So the
+// device sorts every entity into the cell the CPU would, at any count.
 // Every grid kernel takes its workgroup count from `num_workgroups`, so one `Grid` serves them all.
+// Workgroup variables start zeroed (WGSL guarantees it): the pass's per-group totals rely on it.
 
 override AVOID_GAIN: f32;
 override AVOID_FIXED_ONE: f32;
 
 // Cells one workgroup of the scan covers, four per invocation.
-const SCAN_BLOCK: u32 = 1024u;
+const SCAN_BLOCK: u32 = 4u * WORKGROUP;
 
 struct Grid {
     // Entities.
@@ -225,12 +226,6 @@ struct Grid {
     tuned: u32,
 };
 
-fn cell_at(px: f32, py: f32, g: Grid) -> u32 {
-    let col = min(u32(px * g.col_scale), g.cols - 1u);
-    let row = min(u32(py * g.row_scale), g.rows - 1u);
-    return row * g.cols + col;
-}
-
 @group(0) @binding(40) var<uniform> count_grid: Grid;
 @group(0) @binding(41) var<storage, read> count_x: array<f32>;
 @group(0) @binding(42) var<storage, read> count_y: array<f32>;
@@ -238,6 +233,25 @@ fn cell_at(px: f32, py: f32, g: Grid) -> u32 {
 @group(0) @binding(44) var<storage, read_write> count_ranks: array<u32>;
 // Zeroed before the pass; each cell's count.
 @group(0) @binding(45) var<storage, read_write> cell_counts: array<atomic<u32>>;
+// Each column's first x (cols + 1 of them), then each row's first y (rows + 1).
+@group(0) @binding(46) var<storage, read> edges: array<f32>;
+
+// The cell along one axis of `n` cells, whose first positions start at `edges[first]`.
+fn cell_along(p: f32, scale: f32, n: u32, first: u32) -> u32 {
+    var c = min(u32(p * scale), n - 1u);
+    if c + 1u < n && p >= edges[first + c + 1u] {
+        c = c + 1u;
+    } else if c > 0u && p < edges[first + c] {
+        c = c - 1u;
+    }
+    return c;
+}
+
+fn cell_at(px: f32, py: f32, g: Grid) -> u32 {
+    let col = cell_along(px, g.col_scale, g.cols, 0u);
+    let row = cell_along(py, g.row_scale, g.rows, g.cols + 1u);
+    return row * g.cols + col;
+}
 
 @compute @workgroup_size(256)
 fn grid_count(

@@ -178,6 +178,32 @@ impl GridShape {
         (col.min(self.cols - 1), row.min(self.rows - 1))
     }
 
+    /// The first position of each column (`cols + 1` of them, the last at the world's edge),
+    /// then of each row (`rows + 1`), by [`Self::cell_of`]'s own rule: a position is in column
+    /// `c` when it is at or past column `c`'s first and before column `c + 1`'s. What a device
+    /// that guesses cells in f32 corrects its guess against, to sort every entity into the cell
+    /// this grid does.
+    pub fn edges(self) -> Vec<f32> {
+        let along = |n: usize, extent: f64| {
+            let scale = n as f64 / extent;
+            let cell = move |v: f32| (f64::from(v) * scale) as usize;
+            let step = |v: f32, by: i32| f32::from_bits(v.to_bits().wrapping_add_signed(by));
+            (0..=n).map(move |c| {
+                let mut v = (c as f64 / scale) as f32;
+                while v > 0.0 && cell(step(v, -1)) >= c {
+                    v = step(v, -1);
+                }
+                while cell(v) < c {
+                    v = step(v, 1);
+                }
+                v
+            })
+        };
+        along(self.cols, WORLD_WIDTH)
+            .chain(along(self.rows, WORLD_HEIGHT))
+            .collect()
+    }
+
     /// The slots of the cells around `(col, row)` (itself and its eight neighbours, wrapping),
     /// as runs of `starts`: one run per row where the three cells sit side by side.
     #[inline(always)]
@@ -602,15 +628,13 @@ impl<S: Scalar> Neighbours<S> {
     }
 
     /// The grid's shape for `len` entities, for a pass that runs elsewhere (the gpu layout's, on
-    /// the device), recorded as a pass here records it; nothing is allocated.
-    pub fn shape_for(&mut self, len: usize) -> GridShape {
-        let shape = self.reach.shape_at(len);
-        self.shape = Some(shape);
-        shape
+    /// the device). [`Self::grid`] still shows the last grid built here.
+    pub fn shape_for(&self, len: usize) -> GridShape {
+        self.reach.shape_at(len)
     }
 
-    /// What a pass that ran elsewhere found, on a grid of `shape`; its time is not the host's
-    /// (zero here: the device times it).
+    /// What a pass that ran elsewhere found, on a grid of `shape` (the shape it ran with);
+    /// its time is not the host's (zero here: the device times it).
     pub fn record(&mut self, found: Found, shape: GridShape) {
         self.counts = found.counts(shape);
     }
@@ -749,6 +773,35 @@ mod tests {
     /// The grid finds exactly the pairs that trying every pair finds, in both forms and on one
     /// and all threads, at a radius from the neighbour target and at fixed radii (the largest
     /// included, where the grid is three cells high).
+    /// Each cell's first position is where the grid's own rule starts that cell: the f32 just
+    /// before it is in the cell before.
+    #[test]
+    fn the_edges_are_where_the_grid_puts_each_cell_s_first_position() {
+        for count in [10, 10_000, 1_000_000, 100_000_000] {
+            let shape = Reach::default().shape_at(count);
+            let edges = shape.edges();
+            assert_eq!(edges.len(), shape.cols + shape.rows + 2);
+            let (cols, rows) = edges.split_at(shape.cols + 1);
+            let below = |v: f32| f32::from_bits(v.to_bits() - 1);
+            for (c, &x) in cols.iter().enumerate().take(shape.cols).skip(1) {
+                assert_eq!(shape.cell_of([x, 0.0]).0, c, "{count}: column {c}");
+                assert_eq!(
+                    shape.cell_of([below(x), 0.0]).0,
+                    c - 1,
+                    "{count}: before {c}"
+                );
+            }
+            for (r, &y) in rows.iter().enumerate().take(shape.rows).skip(1) {
+                assert_eq!(shape.cell_of([0.0, y]).1, r, "{count}: row {r}");
+                assert_eq!(
+                    shape.cell_of([0.0, below(y)]).1,
+                    r - 1,
+                    "{count}: before {r}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_grid_finds_every_pair_that_trying_all_pairs_finds() {
         let states = population(3_000);

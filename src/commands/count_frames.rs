@@ -10,7 +10,7 @@ use crate::layout::{LayoutKind, SeekKernel};
 use crate::runtime::swarm::Order;
 use crate::runtime::values::{BenchCount, LayoutName};
 use crate::simd::SimdTier;
-use crate::tools::counters::{Counted, FrameSpec, run_frames};
+use crate::tools::counters::{CountedSystem, FrameSpec, run_frames};
 
 #[derive(Args)]
 pub struct CountFramesArgs {
@@ -26,7 +26,7 @@ pub struct CountFramesArgs {
     simd: SimdTier,
     /// The system to step: frame (move + regen), seek, avoid or avoid-tuned.
     #[arg(long, default_value = "frame")]
-    system: Counted,
+    system: CountedSystem,
     /// The storage order, arranged before the first frame: id, group or cell.
     #[arg(long, default_value = "id")]
     order: Order,

@@ -63,7 +63,7 @@ impl Experiment for Bandwidth {
     fn run_cell(&self, cfg: &BenchConfig, _: &Stream) -> Result<Vec<Record>, BenchError> {
         // 3 arrays x 16M doubles = 384 MiB: twelve times an AMD EPYC's 32 MiB L3. An Intel Xeon
         // host reports 480 MiB, shared with its other guests, and its triad still runs at a
-        // memory's rate there (docs/results/memory.md, "Bandwidth"; docs/runs/full-2026-12-06).
+        // memory's rate there (docs/results/memory.md, "Bandwidth"; docs/runs/full-2026-12-06-2).
         let n = cfg.pick(16 << 20, 4 << 20);
         let mut a = vec![1.0f64; n];
         let b = vec![2.0f64; n];

@@ -9,7 +9,7 @@
 use crate::neighbours::{AvoidForm, Grid, Neighbours};
 use crate::order::{CELL_KEY_BITS, cell_key};
 use crate::threads::Threads;
-use crate::workload::{AvoidConstants, Push, WORLD_HEIGHT, WORLD_WIDTH, avoid_pair};
+use crate::workload::{AvoidConstants, Push, WORLD_HEIGHT, WORLD_WIDTH, avoid_pair, shortest};
 
 /// A space-filling curve the storage can be sorted along.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,18 +117,8 @@ pub fn id_order_sums(
     scratch: &mut Vec<(u32, f32, f32)>,
     out: &mut Vec<[f32; 2]>,
 ) {
-    let r = grid.shape.radius;
-    let (r2, inv_r, inv_r2) = ((r * r) as f32, (1.0 / r) as f32, (1.0 / (r * r)) as f32);
+    let [r2, inv_r, inv_r2] = AvoidConstants::<f32>::new(grid.shape.radius).radius_terms();
     let (w, h) = (WORLD_WIDTH as f32, WORLD_HEIGHT as f32);
-    let shortest = |d: f32, extent: f32| {
-        if d > extent / 2.0 {
-            d - extent
-        } else if d < -extent / 2.0 {
-            d + extent
-        } else {
-            d
-        }
-    };
     out.clear();
     for (i, &[x, y]) in stored.iter().enumerate() {
         let cell = grid.cells[i] as usize;
@@ -137,7 +127,7 @@ pub fn id_order_sums(
         grid.shape.around(grid.starts, col, row, |run| {
             for &j in &grid.members[run] {
                 let [nx, ny] = stored[j as usize];
-                let (dx, dy) = (shortest(nx - x, w), shortest(ny - y, h));
+                let (dx, dy) = (shortest(nx - x, w, w / 2.0), shortest(ny - y, h, h / 2.0));
                 let d2 = dx * dx + dy * dy;
                 if d2 < r2 {
                     let fall = (1.0 - d2 * inv_r2) * inv_r;

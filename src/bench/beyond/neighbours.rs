@@ -510,14 +510,15 @@ fn curve_cell(cfg: &BenchConfig) -> Result<Vec<Record>, BenchError> {
         },
     );
     let rec = Record::new(NAME, "soa", "f32", all.len()).threads(Threads::One);
+    let [m, h] = Curve::BOTH.map(Curve::name);
     Ok(vec![
         rec.clone()
-            .param("curve=morton")
+            .param(format!("curve={m}"))
             .value(Metric::AvoidMs, "ms", morton_ms),
         rec.clone()
-            .param("curve=hilbert")
+            .param(format!("curve={h}"))
             .value(Metric::AvoidMs, "ms", hilbert_ms),
-        rec.param("curve=hilbert/morton")
+        rec.param(format!("curve={h}/{m}"))
             .value(Metric::Ratio, "x", ratio),
     ])
 }
@@ -562,13 +563,19 @@ fn choices_table(mine: &[Record], cfg: &BenchConfig) -> String {
     )
 }
 
+/// The population counted under cachegrind: the counts check's (`--quick`: small enough for a
+/// test).
+fn counted_n(cfg: &BenchConfig) -> usize {
+    cfg.pick(CHECK_COUNT, 10_000)
+}
+
 /// One cell: `kind`'s idiomatic pass alone in `order`, counted under cachegrind.
 fn count_cell(
     cfg: &BenchConfig,
     kind: LayoutKind,
     order: Order,
 ) -> Result<Vec<Record>, BenchError> {
-    let n = cfg.pick(CHECK_COUNT, 10_000);
+    let n = counted_n(cfg);
     let cell = Near::Count {
         layout: kind,
         order,
@@ -588,7 +595,10 @@ fn count_cell(
                 rec.value(Metric::LlMisses, "per entity", r.ll_misses),
             ]
         }
-        Err(reason) => vec![rec.param(reason).value(Metric::Unavailable, "cells", 1.0)],
+        Err(reason) => {
+            let why = format!("{}: {reason}", param(order, AvoidForm::Idiomatic));
+            vec![rec.param(why).value(Metric::Unavailable, "cells", 1.0)]
+        }
     })
 }
 
@@ -661,9 +671,8 @@ impl Experiment for Neighbours {
         let ratios = Query::metric(Metric::Ratio).layout("soa").per_process(mine);
         if let Some(ratio) = median(&ratios) {
             md.push_str(&format!(
-                "Target: at {} on one thread, `soa`'s tuned pass sorted by cell at least x{TARGET_RATIO:.0} faster than its idiomatic pass by id: x{} [{}] over {} processes, rounds interleaved {}.\n\n",
+                "Target: at {} on one thread, `soa`'s tuned pass sorted by cell at least x{TARGET_RATIO:.0} faster than its idiomatic pass by id: x{} over {} processes, rounds interleaved {}.\n\n",
                 short(target_n(cfg)),
-                fmt_num(ratio),
                 range(&ratios),
                 ratios.len(),
                 if ratio >= TARGET_RATIO { "✓" } else { "✗" }
@@ -869,7 +878,7 @@ fn budget_table(mine: &[Record]) -> String {
 
 /// Cachegrind's counts of the idiomatic pass, per layout and order.
 fn counted_table(mine: &[Record], cfg: &BenchConfig) -> String {
-    let n = cfg.pick(CHECK_COUNT, 10_000);
+    let n = counted_n(cfg);
     let rows: Vec<Vec<String>> = COUNTED
         .iter()
         .flat_map(|&kind| [Order::Id, Order::Cell].map(|order| (kind, order)))

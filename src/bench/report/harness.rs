@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 /// Knobs of the measuring loop; `quick()` is the CI-sized variant.
 #[derive(Clone, Copy, Debug)]
 pub struct Method {
-    /// Passes run before the samples, the first of them the one that sizes a sample. None
-    /// (`0`): that first pass is itself the first sample when one pass fills a sample, for
-    /// passes of seconds, whose median drops the first pass's one-off costs.
+    /// Passes run before the samples, the first of them the one that sizes a sample. `0` runs
+    /// that sizing pass only, and counts it as the first sample when one pass fills a sample
+    /// (passes of seconds, whose median drops the first pass's one-off costs).
     pub warmup_passes: usize,
     pub min_samples: usize,
     pub max_samples: usize,

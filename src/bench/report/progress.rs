@@ -400,10 +400,9 @@ mod tests {
         // journal is named by its path, which is how the check that every committed file is
         // read (tests/docs_links.rs) sees what this test reads.
         for journal in [
+            "docs/runs/full-2026-12-06/cells.jsonl",
             "docs/runs/full-2026-12-05-6/cells.jsonl",
             "docs/runs/full-2026-12-05-5/cells.jsonl",
-            "docs/runs/full-2026-12-05-4/cells.jsonl",
-            "docs/runs/xeon-full-2026-12-05/cells.jsonl",
         ] {
             let (miss, at, first) = worst_forecast(journal);
             let run = journal.trim_end_matches("/cells.jsonl");

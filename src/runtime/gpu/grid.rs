@@ -1,9 +1,10 @@
 //! The gpu layout's neighbour pass, on the device (assets/shaders/simulate.wgsl, "avoid"): the
 //! grid rebuilt every frame by a counting sort in compute (each entity's cell and its rank in it
 //! from an atomic count, the counts' prefix sum, each entity into its slot), then the pass in the
-//! form the swarm asks for. The grid has the shape the CPU builds, coarsened only where the
-//! device's largest binding could not hold one word per cell; coarser cells are still at least
-//! the radius wide, so the pass finds the same neighbours.
+//! form the swarm asks for. The grid is the one the CPU builds, cell for cell (the shader corrects
+//! its f32 guess of a cell against the cells' first positions, [`GridShape::edges`]); it is
+//! coarsened only where the device's largest binding could not hold one word per cell, and
+//! coarser cells are still at least the radius wide, so the pass finds the same neighbours.
 //!
 //! What the pass found (candidates, neighbours, the most) comes back through a small ring of
 //! mapped buffers a frame or two later, never waited for, as the timer's times do.
@@ -31,6 +32,9 @@ pub(super) struct Fields<'a> {
 pub(super) struct DeviceGrid {
     entities: usize,
     cells: usize,
+    /// Each column's and row's first position ([`GridShape::edges`]), for the shape named.
+    edges: wgpu::Buffer,
+    edges_for: Option<GridShape>,
     /// Each entity's cell and its rank among its cell's entities.
     cell_of: wgpu::Buffer,
     ranks: wgpu::Buffer,
@@ -46,15 +50,17 @@ pub(super) struct DeviceGrid {
     ring: Vec<TotalsSlot>,
     /// Passes encoded so far; the ring's slots say which pass they hold.
     passes: u64,
-    /// The latest totals read back, with the pass they came from.
-    found: Option<(u64, Found)>,
+    /// The latest totals read back, with the pass they came from and its grid.
+    found: Option<(u64, Found, GridShape)>,
 }
 
 struct TotalsSlot {
     buffer: wgpu::Buffer,
     mapping: Mapping,
+    /// The pass whose totals it holds, over how many entities, on which grid.
     pass: u64,
     entities: usize,
+    shape: Option<GridShape>,
 }
 
 impl DeviceGrid {
@@ -77,6 +83,9 @@ impl DeviceGrid {
             cell_of: words("grid cells", entities, plain),
             ranks: words("grid ranks", entities, plain),
             starts: words("grid starts", cells + 1, wgpu::BufferUsages::COPY_DST),
+            // At most cols + rows + 2 words: no more than the cells and a few.
+            edges: words("grid edges", cells + 3, wgpu::BufferUsages::COPY_DST),
+            edges_for: None,
             block_sums: words("grid block sums", blocks(cells), plain),
             members: words("grid members", entities, plain),
             near_x: words("grid x", entities, plain),
@@ -99,6 +108,7 @@ impl DeviceGrid {
                     mapping: Mapping::default(),
                     pass: 0,
                     entities: 0,
+                    shape: None,
                 })
                 .collect(),
             passes: 0,
@@ -120,7 +130,8 @@ impl DeviceGrid {
     }
 
     pub fn bytes(&self) -> u64 {
-        (self.entities as u64 * 5 + self.cells as u64 + 1 + blocks(self.cells) as u64) * F32
+        let cells = 2 * self.cells as u64 + 4 + blocks(self.cells) as u64;
+        (self.entities as u64 * 5 + cells + TOTALS_WORDS) * F32
     }
 
     /// Encodes one frame's grid and pass over `len` entities into `pass` (timed by the caller),
@@ -138,6 +149,7 @@ impl DeviceGrid {
         form: AvoidForm,
         dt: f32,
     ) -> Option<usize> {
+        let k = ctx.kernels.grid.as_ref()?;
         let [r2, inv_r, inv_r2] = AvoidConstants::<f32>::new(shape.radius).radius_terms();
         let args = GridArgs {
             len: len as u32,
@@ -155,9 +167,14 @@ impl DeviceGrid {
         };
         ctx.queue
             .write_buffer(&self.args, 0, bytemuck::bytes_of(&args));
+        if self.edges_for != Some(shape) {
+            let edges = shape.edges();
+            ctx.queue
+                .write_buffer(&self.edges, 0, bytemuck::cast_slice(&edges));
+            self.edges_for = Some(shape);
+        }
         encoder.clear_buffer(&self.starts, 0, Some((shape.cells() as u64 + 1) * F32));
         encoder.clear_buffer(&self.totals, 0, None);
-        let k = &ctx.kernels.grid;
         let group = |kernel: &Kernel, buffers: &[(u32, &wgpu::Buffer)]| {
             let entries: Vec<wgpu::BindGroupEntry> = buffers
                 .iter()
@@ -182,6 +199,7 @@ impl DeviceGrid {
                 (43, &self.cell_of),
                 (44, &self.ranks),
                 (45, &self.starts),
+                (46, &self.edges),
             ],
         );
         let scan_blocks = group(
@@ -228,7 +246,7 @@ impl DeviceGrid {
                 (&k.tuned, group(&k.tuned, &[&shared[..], &own].concat()))
             }
         };
-        let over = |n: usize| DispatchArgs::new(n, 0.0).1;
+        let groups_for = |n: usize| DispatchArgs::new(n, 0.0).1;
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("neighbours"),
@@ -239,16 +257,13 @@ impl DeviceGrid {
                 pass.set_bind_group(0, group, &[]);
                 pass.dispatch_workgroups(gx, gy, 1);
             };
-            run(&k.count, &count, over(len));
-            run(
-                &k.scan_blocks,
-                &scan_blocks,
-                over(blocks(shape.cells()) * WORKGROUP as usize),
-            );
+            let scan_groups = groups_for(blocks(shape.cells()) * WORKGROUP as usize);
+            run(&k.count, &count, groups_for(len));
+            run(&k.scan_blocks, &scan_blocks, scan_groups);
             run(&k.scan_sums, &scan_sums, [1, 1]);
-            run(&k.scan_add, &scan_add, over(shape.cells()));
-            run(&k.place, &place, over(len));
-            run(pass_kernel, &pass_group, over(len));
+            run(&k.scan_add, &scan_add, groups_for(shape.cells()));
+            run(&k.place, &place, groups_for(len));
+            run(pass_kernel, &pass_group, groups_for(len));
         }
         self.passes += 1;
         let free = self
@@ -257,7 +272,7 @@ impl DeviceGrid {
             .position(|s| matches!(s.mapping.state(), MapState::Idle | MapState::Failed))?;
         let slot = &mut self.ring[free];
         encoder.copy_buffer_to_buffer(&self.totals, 0, &slot.buffer, 0, TOTALS_WORDS * F32);
-        (slot.pass, slot.entities) = (self.passes, len);
+        (slot.pass, slot.entities, slot.shape) = (self.passes, len, Some(shape));
         Some(free)
     }
 
@@ -267,8 +282,9 @@ impl DeviceGrid {
         slot.mapping.start(&slot.buffer);
     }
 
-    /// The latest totals that have come back (a frame or two behind), if any yet.
-    pub fn found(&mut self) -> Option<Found> {
+    /// The latest totals that have come back (a frame or two behind), if any yet, with the
+    /// grid they were found on.
+    pub fn found(&mut self) -> Option<(Found, GridShape)> {
         for slot in &self.ring {
             if slot.mapping.state() != MapState::Mapped {
                 continue;
@@ -283,11 +299,14 @@ impl DeviceGrid {
                 within: wide(2),
                 most: words[4],
             };
-            if self.found.is_none_or(|(pass, _)| pass < slot.pass) {
-                self.found = Some((slot.pass, found));
+            let Some(shape) = slot.shape else {
+                continue;
+            };
+            if self.found.is_none_or(|(pass, ..)| pass < slot.pass) {
+                self.found = Some((slot.pass, found, shape));
             }
         }
-        self.found.map(|(_, found)| found)
+        self.found.map(|(_, found, shape)| (found, shape))
     }
 }
 

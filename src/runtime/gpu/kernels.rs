@@ -60,8 +60,9 @@ pub struct GridArgs {
 }
 
 pub const GRID_BYTES: u64 = size_of::<GridArgs>() as u64;
-/// Cells one workgroup of the grid's scan covers (the shader's `SCAN_BLOCK`).
-pub const SCAN_BLOCK: u32 = 1024;
+/// Cells one workgroup of the grid's scan covers, four per invocation (the shader's
+/// `SCAN_BLOCK`).
+pub const SCAN_BLOCK: u32 = 4 * WORKGROUP;
 
 /// A compute pipeline and the layout of its one bind group.
 pub(crate) struct Kernel {
@@ -90,8 +91,13 @@ pub(crate) struct Kernels {
     pub move_list_layout: wgpu::BindGroupLayout,
     pub gather_pipeline: wgpu::ComputePipeline,
     pub scatter_pipeline: wgpu::ComputePipeline,
-    pub grid: GridKernels,
+    /// None where the device binds fewer storage buffers per stage than the grid's place and
+    /// pass need ([`GRID_STORAGE_BUFFERS`]): the neighbour pass then runs on the host.
+    pub grid: Option<GridKernels>,
 }
+
+/// Storage buffers the grid's place and pass bind, WebGPU's guaranteed minimum.
+pub const GRID_STORAGE_BUFFERS: u32 = 8;
 
 fn uniform(binding: u32) -> wgpu::BindGroupLayoutEntry {
     uniform_of(binding, ARGS_BYTES)
@@ -222,11 +228,13 @@ impl Kernels {
         let (ro, rw) = (true, false);
         // The pass's bindings both forms share: velocities, cells, starts, totals.
         let pass = [(78, rw), (79, rw), (80, ro), (81, ro), (82, rw)];
-        let grid = GridKernels {
+        let grid_fits =
+            device.limits().max_storage_buffers_per_shader_stage >= GRID_STORAGE_BUFFERS;
+        let grid = grid_fits.then(|| GridKernels {
             count: kernel(
                 "grid_count",
                 40,
-                &[(41, ro), (42, ro), (43, rw), (44, rw), (45, rw)],
+                &[(41, ro), (42, ro), (43, rw), (44, rw), (45, rw), (46, ro)],
             ),
             scan_blocks: kernel("scan_blocks", 50, &[(51, rw), (52, rw)]),
             scan_sums: kernel("scan_block_sums", 55, &[(56, rw)]),
@@ -255,7 +263,7 @@ impl Kernels {
                 75,
                 &[&pass[..], &[(84, ro), (85, ro), (86, ro)]].concat(),
             ),
-        };
+        });
         Self {
             grid,
             move_pipeline: pipeline(&move_layout, "move_and_pack"),

@@ -76,8 +76,8 @@ pub struct GpuLayout {
     grid: Option<DeviceGrid>,
     /// Whether this frame ran the neighbour pass (its time is the device's too).
     avoid_ran: bool,
-    /// Why the device could not hold the grid last time it was asked (said once).
-    grid_refused: Option<String>,
+    /// The grid the device last refused (entities, cells) and why (said once).
+    grid_refused: Option<(usize, usize, String)>,
 }
 
 /// Seek's targets: handles on the CPU, and the slots they resolved to on the device.
@@ -694,11 +694,15 @@ impl Layout<f32> for GpuLayout {
 
     /// The neighbour pass on the device: the grid built by a counting sort in compute and the
     /// pass in the swarm's form, submitted and not waited for; what it found comes back a frame
-    /// or two later. Where the device cannot allocate the grid, the pass runs on the host over
-    /// a read-back (the same rule and grid, so the same result), slowly but never lost.
+    /// or two later. Where the device has no grid kernels (too few storage bindings) or cannot
+    /// allocate the grid, the pass runs on the host over a read-back (the same rule and grid,
+    /// so the same result), slowly but never lost.
     fn step_avoid(&mut self, dt: f32, near: &mut Neighbours<f32>, threads: Threads) {
         if !self.ready_to_step() {
             return;
+        }
+        if self.ctx.kernels.grid.is_none() {
+            return self.step_avoid_on_host(dt, near, threads);
         }
         let n = self.ids.len();
         let max_words = self.ctx.capacity_limit().max_entities;
@@ -713,14 +717,22 @@ impl Layout<f32> for GpuLayout {
             let cells = (shape.cells() * 2)
                 .min(max_words.saturating_sub(1))
                 .max(shape.cells());
+            // A request as large as one the device refused is not tried again.
+            if let Some((e, c, _)) = &self.grid_refused
+                && entities >= *e
+                && cells >= *c
+            {
+                return self.step_avoid_on_host(dt, near, threads);
+            }
             self.grid = None;
             match DeviceGrid::new(&self.ctx, entities, cells) {
-                Ok(grid) => self.grid = Some(grid),
+                Ok(grid) => {
+                    self.grid = Some(grid);
+                    self.grid_refused = None;
+                }
                 Err(reason) => {
-                    if self.grid_refused.as_ref() != Some(&reason) {
-                        eprintln!("gpu layout: {reason}; the neighbour pass runs on the host");
-                        self.grid_refused = Some(reason);
-                    }
+                    eprintln!("gpu layout: {reason}; the neighbour pass runs on the host");
+                    self.grid_refused = Some((entities, cells, reason));
                     return self.step_avoid_on_host(dt, near, threads);
                 }
             }
@@ -751,8 +763,8 @@ impl Layout<f32> for GpuLayout {
             grid.start_read(slot);
         }
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
-        if let Some(found) = grid.found() {
-            near.record(found, shape);
+        if let Some((found, on)) = grid.found() {
+            near.record(found, on);
         }
         self.avoid_ran = self.timer.is_some();
     }

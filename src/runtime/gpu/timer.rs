@@ -1,6 +1,7 @@
 //! The simulate time on the device, where the adapter has timestamp queries: the gpu layout's
-//! move, regen and (when they run) seek and neighbour passes are timed by the device itself, and the times come back a frame or two
-//! later through a small ring of mapped buffers, never waited for.
+//! move, regen and (when they run) seek and neighbour passes are timed by the device itself, and
+//! the times come back a frame or two later through a small ring of mapped buffers, never
+//! waited for.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,9 +27,9 @@ struct TimerSlot {
     /// Idle: free; pending: its copy submitted and mapping; mapped: to be read. A refused
     /// mapping frees the slot: that frame goes unmeasured.
     mapping: Mapping,
-    /// Whether the frame resolved into it ran seek (its queries 4 and 5 are that frame's) and
-    /// the neighbours (6 and 7).
+    /// Whether the frame resolved into it ran seek (its queries 4 and 5 are that frame's).
     with_seek: AtomicBool,
+    /// Whether it ran the neighbour pass (queries 6 and 7).
     with_avoid: AtomicBool,
 }
 

@@ -13,7 +13,7 @@
 //!
 //! The counted work is exactly the frame the other experiments time: [`crate::runtime::swarm::Swarm::step`],
 //! move then regen, one thread, f32, after the population is complete and warmed up; or one
-//! other system alone ([`Counted`]): seek, every entity reading its target by handle, or the
+//! other system alone ([`CountedSystem`]): seek, every entity reading its target by handle, or the
 //! neighbour pass, every entity reading the entities near it.
 
 pub mod baseline;
@@ -42,7 +42,7 @@ pub struct FrameSpec {
     /// count the baseline, the `simd` experiment each tier cachegrind can run.
     pub simd: SimdTier,
     /// The system the counted frames run.
-    pub system: Counted,
+    pub system: CountedSystem,
     /// The storage order, arranged before the warm-up (what the counts of seek in both orders
     /// compare).
     pub order: Order,
@@ -65,7 +65,7 @@ impl FrameSpec {
             warmup,
             frames,
             simd: SimdTier::Baseline,
-            system: Counted::Frame,
+            system: CountedSystem::Frame,
             order: Order::Id,
             seek_kernel: SeekKernel::Idiomatic,
         }
@@ -78,7 +78,7 @@ impl FrameSpec {
         Self {
             warmup: 1,
             frames: 2,
-            system: Counted::Avoid(form),
+            system: CountedSystem::Avoid(form),
             order,
             ..Self::for_count(layout, n)
         }
@@ -96,7 +96,7 @@ impl FrameSpec {
     /// [`Self::for_count`] for the seek system alone.
     pub fn seek(layout: LayoutKind, n: usize) -> Self {
         Self {
-            system: Counted::Seek,
+            system: CountedSystem::Seek,
             ..Self::for_count(layout, n)
         }
     }
@@ -106,12 +106,12 @@ impl FrameSpec {
     pub fn row(&self) -> String {
         let mut row = self.layout.name().to_string();
         match self.system {
-            Counted::Frame => {}
-            Counted::Seek => row.push_str(" seek"),
-            Counted::Avoid(AvoidForm::Idiomatic) => row.push_str(" avoid"),
-            Counted::Avoid(AvoidForm::Tuned) => row.push_str(" avoid tuned"),
+            CountedSystem::Frame => {}
+            CountedSystem::Seek => row.push_str(" seek"),
+            CountedSystem::Avoid(AvoidForm::Idiomatic) => row.push_str(" avoid"),
+            CountedSystem::Avoid(AvoidForm::Tuned) => row.push_str(" avoid tuned"),
         }
-        if self.system == Counted::Seek && self.seek_kernel == SeekKernel::Tuned {
+        if self.system == CountedSystem::Seek && self.seek_kernel == SeekKernel::Tuned {
             row.push_str(" tuned");
         }
         if self.order != Order::Id {
@@ -128,7 +128,7 @@ impl FrameSpec {
 
 /// The system a counted frame runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Counted {
+pub enum CountedSystem {
     /// The frame the other experiments time: move, then regen.
     #[default]
     Frame,
@@ -138,33 +138,33 @@ pub enum Counted {
     Avoid(AvoidForm),
 }
 
-impl Counted {
-    pub const ALL: [Counted; 4] = [
-        Counted::Frame,
-        Counted::Seek,
-        Counted::Avoid(AvoidForm::Idiomatic),
-        Counted::Avoid(AvoidForm::Tuned),
+impl CountedSystem {
+    pub const ALL: [CountedSystem; 4] = [
+        CountedSystem::Frame,
+        CountedSystem::Seek,
+        CountedSystem::Avoid(AvoidForm::Idiomatic),
+        CountedSystem::Avoid(AvoidForm::Tuned),
     ];
 
     /// The name `count-frames --system` takes.
     pub fn name(self) -> &'static str {
         match self {
-            Counted::Frame => "frame",
-            Counted::Seek => "seek",
-            Counted::Avoid(AvoidForm::Idiomatic) => "avoid",
-            Counted::Avoid(AvoidForm::Tuned) => "avoid-tuned",
+            CountedSystem::Frame => "frame",
+            CountedSystem::Seek => "seek",
+            CountedSystem::Avoid(AvoidForm::Idiomatic) => "avoid",
+            CountedSystem::Avoid(AvoidForm::Tuned) => "avoid-tuned",
         }
     }
 }
 
-impl std::str::FromStr for Counted {
+impl std::str::FromStr for CountedSystem {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, String> {
-        Counted::ALL
+        CountedSystem::ALL
             .into_iter()
             .find(|c| c.name() == text)
             .ok_or_else(|| {
-                let names: Vec<&str> = Counted::ALL.iter().map(|c| c.name()).collect();
+                let names: Vec<&str> = CountedSystem::ALL.iter().map(|c| c.name()).collect();
                 format!("unknown system '{text}' (one of {})", names.join(", "))
             })
     }
@@ -181,7 +181,7 @@ pub fn run_frames<T>(
     let mut swarm = Swarm::<f32>::with_count(spec.layout, SEED, spec.n)?;
     swarm.set_simd(spec.simd);
     swarm.set_seek_kernel(spec.seek_kernel);
-    if let Counted::Avoid(form) = spec.system {
+    if let CountedSystem::Avoid(form) = spec.system {
         swarm.set_avoid_form(form);
     }
     // Only when asked: arranging the ids allocates, and the heap's offsets decide conflict
@@ -191,9 +191,9 @@ pub fn run_frames<T>(
     }
     let dt = Dt::default();
     let step = |swarm: &mut Swarm<f32>| match spec.system {
-        Counted::Frame => swarm.step(dt, Threads::One),
-        Counted::Seek => swarm.step_seek(dt, Threads::One),
-        Counted::Avoid(_) => swarm.step_avoid(dt, Threads::One),
+        CountedSystem::Frame => swarm.step(dt, Threads::One),
+        CountedSystem::Seek => swarm.step_seek(dt, Threads::One),
+        CountedSystem::Avoid(_) => swarm.step_avoid(dt, Threads::One),
     };
     for _ in 0..spec.warmup {
         step(&mut swarm);
@@ -383,7 +383,7 @@ mod tests {
             warmup: 2,
             frames: 3,
             simd: SimdTier::Baseline,
-            system: Counted::Frame,
+            system: CountedSystem::Frame,
             order: Order::Id,
             seek_kernel: SeekKernel::Idiomatic,
         };
