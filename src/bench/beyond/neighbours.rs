@@ -43,8 +43,8 @@ use crate::layout::LayoutKind;
 use crate::neighbours::AvoidForm;
 use crate::runtime::swarm::{Order, Swarm};
 use crate::threads::Threads;
-use crate::tools::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
-use crate::tools::counters::{FrameSpec, cachegrind};
+use crate::tools::counters::FrameSpec;
+use crate::tools::counters::baseline::CHECK_COUNT;
 use crate::workload::{BUDGET_MS, Dt, SEED};
 
 pub struct Neighbours;
@@ -583,23 +583,11 @@ fn count_cell(
     .to_string();
     let exe = crate::bench::report::child::this_binary(NAME, &cell)?;
     let spec = FrameSpec::avoid(kind, n, order, AvoidForm::Idiomatic);
-    let rec = Record::new(NAME, kind.name(), "f32", n).param(param(order, AvoidForm::Idiomatic));
-    Ok(match cachegrind::count(&exe, &spec, &CHECK_GEOMETRY) {
-        Ok(sim) => {
-            let r = sim.per_entity;
-            vec![
-                rec.clone()
-                    .value(Metric::Instructions, "per entity", r.instructions),
-                rec.clone()
-                    .value(Metric::L1dMisses, "per entity", r.l1d_misses),
-                rec.value(Metric::LlMisses, "per entity", r.ll_misses),
-            ]
-        }
-        Err(reason) => {
-            let why = format!("{}: {reason}", param(order, AvoidForm::Idiomatic));
-            vec![rec.param(why).value(Metric::Unavailable, "cells", 1.0)]
-        }
-    })
+    let rec = Record::new(NAME, kind.name(), "f32", n);
+    let p = param(order, AvoidForm::Idiomatic);
+    Ok(crate::bench::report::child::miss_records(
+        &exe, &spec, rec, &p,
+    ))
 }
 
 impl Experiment for Neighbours {

@@ -29,8 +29,7 @@ use crate::runtime::swarm::Swarm;
 use crate::simd::SimdTier;
 use crate::threads::{Threads, chunk_len, for_each_part};
 use crate::tools::counters::FrameSpec;
-use crate::tools::counters::baseline::{CHECK_COUNT, CHECK_GEOMETRY};
-use crate::tools::counters::cachegrind;
+use crate::tools::counters::baseline::CHECK_COUNT;
 use crate::workload::SEED;
 use crate::workload::{Dt, SpawnPattern, mix, seek_one, spawn_range};
 
@@ -42,8 +41,9 @@ pub const NAME: &str = "seek";
 /// nothing (docs/runs/bench-first-try).
 const REPS: usize = 2;
 /// Where instructions and misses are counted: the counts check's population, against its 1 MiB
-/// last level ([`CHECK_GEOMETRY`]), which it overflows as 1M overflow a 32 MiB one. At 1M,
-/// cachegrind is too slow for the run: a flecs cell alone would take minutes.
+/// last level ([`crate::tools::counters::baseline::CHECK_GEOMETRY`]), which it overflows as 1M
+/// overflow a 32 MiB one. At 1M, cachegrind is too slow for the run: a flecs cell alone would
+/// take minutes.
 const COUNTED_N: usize = CHECK_COUNT;
 /// The control's name in the records.
 const CONTROL: &str = "control";
@@ -221,21 +221,10 @@ fn count_cell(cfg: &BenchConfig, cell: &str, kind: LayoutKind) -> Result<Vec<Rec
     let n = cfg.pick(COUNTED_N, 10_000);
     let exe = crate::bench::report::child::this_binary(NAME, cell)?;
     let rec = Record::new(NAME, kind.name(), "f32", n);
-    Ok(
-        match cachegrind::count(&exe, &FrameSpec::seek(kind, n), &CHECK_GEOMETRY) {
-            Ok(sim) => {
-                let r = sim.per_entity;
-                vec![
-                    rec.clone()
-                        .value(Metric::Instructions, "per entity", r.instructions),
-                    rec.clone()
-                        .value(Metric::L1dMisses, "per entity", r.l1d_misses),
-                    rec.value(Metric::LlMisses, "per entity", r.ll_misses),
-                ]
-            }
-            Err(reason) => vec![rec.param(reason).value(Metric::Unavailable, "cells", 1.0)],
-        },
-    )
+    let spec = FrameSpec::seek(kind, n);
+    Ok(crate::bench::report::child::miss_records(
+        &exe, &spec, rec, "",
+    ))
 }
 
 /// The per-process p50s of one figure.

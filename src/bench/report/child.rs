@@ -36,3 +36,36 @@ pub fn instructions_record(
         }
     }
 }
+
+/// `rec` with cachegrind's instructions, L1d misses and last-level misses per entity per frame
+/// of `spec`, counted against the counts check's geometry (its 1 MiB last level), under
+/// `param`; or, where cachegrind cannot count it, an `unavailable` record whose param says why
+/// (after `param: ` when there is one).
+pub fn miss_records(
+    exe: &std::path::Path,
+    spec: &crate::tools::counters::FrameSpec,
+    rec: Record,
+    param: &str,
+) -> Vec<Record> {
+    let geometry = crate::tools::counters::baseline::CHECK_GEOMETRY;
+    match cachegrind::count(exe, spec, &geometry) {
+        Ok(sim) => {
+            let (r, rec) = (sim.per_entity, rec.param(param));
+            vec![
+                rec.clone()
+                    .value(Metric::Instructions, "per entity", r.instructions),
+                rec.clone()
+                    .value(Metric::L1dMisses, "per entity", r.l1d_misses),
+                rec.value(Metric::LlMisses, "per entity", r.ll_misses),
+            ]
+        }
+        Err(reason) => {
+            let why = if param.is_empty() {
+                reason
+            } else {
+                format!("{param}: {reason}")
+            };
+            vec![rec.param(why).value(Metric::Unavailable, "cells", 1.0)]
+        }
+    }
+}

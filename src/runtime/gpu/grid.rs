@@ -176,18 +176,7 @@ impl DeviceGrid {
         encoder.clear_buffer(&self.starts, 0, Some((shape.cells() as u64 + 1) * F32));
         encoder.clear_buffer(&self.totals, 0, None);
         let group = |kernel: &Kernel, buffers: &[(u32, &wgpu::Buffer)]| {
-            let entries: Vec<wgpu::BindGroupEntry> = buffers
-                .iter()
-                .map(|(binding, buffer)| wgpu::BindGroupEntry {
-                    binding: *binding,
-                    resource: buffer.as_entire_binding(),
-                })
-                .collect();
-            ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &kernel.layout,
-                entries: &entries,
-            })
+            super::layout::bind_group(&ctx.device, &kernel.layout, buffers)
         };
         let a = &self.args;
         let count = group(

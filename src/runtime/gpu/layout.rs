@@ -452,7 +452,7 @@ fn args_buffer(device: &wgpu::Device, label: &str) -> wgpu::Buffer {
     })
 }
 
-fn bind_group(
+pub(super) fn bind_group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     buffers: &[(u32, &wgpu::Buffer)],
