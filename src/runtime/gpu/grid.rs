@@ -10,7 +10,9 @@
 //! mapped buffers a frame or two later, never waited for, as the timer's times do.
 
 use super::context::GpuContext;
-use super::kernels::{DispatchArgs, GRID_BYTES, GridArgs, Kernel, SCAN_BLOCK, WORKGROUP};
+use super::kernels::{
+    DispatchArgs, GRID_BYTES, GridArgs, Kernel, SCAN_BLOCK, WORKGROUP, bind_group,
+};
 use super::readback::{F32, MapState, Mapping};
 use crate::neighbours::{AvoidForm, Found, GridShape};
 use crate::workload::{AvoidConstants, WORLD_HEIGHT, WORLD_WIDTH};
@@ -176,7 +178,7 @@ impl DeviceGrid {
         encoder.clear_buffer(&self.starts, 0, Some((shape.cells() as u64 + 1) * F32));
         encoder.clear_buffer(&self.totals, 0, None);
         let group = |kernel: &Kernel, buffers: &[(u32, &wgpu::Buffer)]| {
-            super::layout::bind_group(&ctx.device, &kernel.layout, buffers)
+            bind_group(&ctx.device, &kernel.layout, buffers)
         };
         let a = &self.args;
         let count = group(

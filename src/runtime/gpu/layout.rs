@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::context::GpuContext;
 use super::grid::{self, DeviceGrid, Fields};
-use super::kernels::{ARGS_BYTES, DispatchArgs};
+use super::kernels::{ARGS_BYTES, DispatchArgs, bind_group};
 use super::readback::{F32, Read, read_buffer, stage};
 use super::slots::SlotMap;
 use super::timer::{AVOID_QUERY, Ran, SEEK_QUERY, Timer};
@@ -449,25 +449,6 @@ fn args_buffer(device: &wgpu::Device, label: &str) -> wgpu::Buffer {
         size: ARGS_BYTES,
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
-    })
-}
-
-pub(super) fn bind_group(
-    device: &wgpu::Device,
-    layout: &wgpu::BindGroupLayout,
-    buffers: &[(u32, &wgpu::Buffer)],
-) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> = buffers
-        .iter()
-        .map(|(binding, buffer)| wgpu::BindGroupEntry {
-            binding: *binding,
-            resource: buffer.as_entire_binding(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout,
-        entries: &entries,
     })
 }
 
