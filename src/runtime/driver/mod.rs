@@ -70,6 +70,9 @@ pub struct Driver<S: AllLayouts = f32> {
     /// What the last neighbour pass cost per entity, and where it ran: what the freeze guard
     /// estimates the next from ([`Self::check_avoid_cost`]).
     avoid_cost: Option<AvoidCost>,
+    /// Whether the freeze guard refuses a neighbour pass past [`AVOID_LIMIT_S`] (off where no
+    /// one waits on a frame: [`Self::without_freeze_guard`]).
+    freeze_guard: bool,
     frame: u64,
     /// Filling the start-up population ([`Self::begin_loading`]).
     loading: bool,
@@ -160,6 +163,7 @@ impl<S: AllLayouts> Driver<S> {
             pacing: Pacing::default(),
             ordering: Ordering::default(),
             avoid_cost: None,
+            freeze_guard: true,
             frame: 0,
             loading: false,
             ceiling: None,
@@ -201,6 +205,14 @@ impl<S: AllLayouts> Driver<S> {
 
     pub fn with_dt(mut self, dt: Dt) -> Self {
         self.settings.dt = dt;
+        self
+    }
+
+    /// Runs a neighbour pass of any length rather than refusing it: for a headless run that no
+    /// one steers frame by frame (`verify`), where the guard's refusal would only stop a check
+    /// that was asked for at that count.
+    pub fn without_freeze_guard(mut self) -> Self {
+        self.freeze_guard = false;
         self
     }
 

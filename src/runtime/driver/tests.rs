@@ -413,6 +413,21 @@ fn a_neighbour_pass_that_would_freeze_the_window_is_refused() {
     assert!(e.contains("accepted at this count: a radius up to"), "{e}");
 }
 
+/// Without the guard (`verify`), the same requests are carried out: a check asked for at a
+/// count is run at that count, however long its frames.
+#[test]
+fn without_the_freeze_guard_a_slow_neighbour_pass_is_run() {
+    let mut d = driver(LayoutKind::Soa, 4).without_freeze_guard();
+    d.apply(&Action::Count(1_000)).unwrap();
+    d.apply(&Action::Avoid(true)).unwrap();
+    d.apply(&Action::Count(5_000_000)).unwrap();
+    assert_eq!(d.target(), 5_000_000);
+    d.apply(&Action::Avoid(false)).unwrap();
+    d.apply(&Action::Avoid(true)).unwrap();
+    assert!(d.systems().avoids());
+    assert_eq!(d.swarm().avoid_form(), AvoidForm::Idiomatic);
+}
+
 #[test]
 fn bad_settings_are_refused_and_nothing_changes() {
     let mut d = driver(LayoutKind::Aos, 1);

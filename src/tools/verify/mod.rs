@@ -123,6 +123,7 @@ fn run_one<S: AllLayouts>(
         .with_chunks(usize::MAX, per_frame)
         .with_dt(config.dt)
         .with_max_entities(MAX_ENTITIES)
+        .without_freeze_guard()
         .with_simd_tier(tiers[0]);
     for action in [
         Action::Count(config.count),
@@ -494,7 +495,8 @@ fn gpu_run(
     let mut d = Driver::<f32>::new(kind, config.seed)?
         .with_chunks(usize::MAX, config.count / 3 + 1)
         .with_dt(config.dt)
-        .with_max_entities(MAX_ENTITIES);
+        .with_max_entities(MAX_ENTITIES)
+        .without_freeze_guard();
     d.apply(&Action::Count(config.count))?;
     d.apply(&Action::Churn(churn))?;
     d.apply(&Action::Seek(seek))?;
