@@ -70,6 +70,7 @@ impl DeviceGrid {
     /// allocate them.
     pub fn new(ctx: &GpuContext, entities: usize, cells: usize) -> Result<Self, String> {
         let device = &ctx.device;
+        let max_words = ctx.capacity_limit().max_entities;
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let words = |label: &str, n: usize, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -85,8 +86,11 @@ impl DeviceGrid {
             cell_of: words("grid cells", entities, plain),
             ranks: words("grid ranks", entities, plain),
             starts: words("grid starts", cells + 1, wgpu::BufferUsages::COPY_DST),
-            // At most cols + rows + 2 words: no more than the cells and a few.
-            edges: words("grid edges", cells + 3, wgpu::BufferUsages::COPY_DST),
+            edges: words(
+                "grid edges",
+                edge_words(cells, max_words),
+                wgpu::BufferUsages::COPY_DST,
+            ),
             edges_for: None,
             block_sums: words("grid block sums", blocks(cells), plain),
             members: words("grid members", entities, plain),
@@ -306,6 +310,21 @@ fn blocks(cells: usize) -> usize {
     cells.div_ceil(SCAN_BLOCK as usize).max(1)
 }
 
+/// The cells to allocate for `shape`: twice its cells, so that a count that creeps up rebuilds
+/// rarely, but never a starts buffer (one word more than the cells) past one binding.
+pub(super) fn cells_to_allocate(shape: GridShape, max_words: usize) -> usize {
+    (shape.cells() * 2)
+        .min(max_words.saturating_sub(1))
+        .max(shape.cells())
+}
+
+/// The words that hold the edges of any grid of at most `cells` cells, within one binding of
+/// `max_words`: a grid's `cols + rows + 2` is at most `cells + 3` (as `(cols - 1)(rows - 1)`
+/// is not negative), and under `cells` once both axes have three cells, as every grid here has.
+fn edge_words(cells: usize, max_words: usize) -> usize {
+    (cells + 3).min(max_words)
+}
+
 /// `shape`, its cells made larger where one word per cell would not fit `max_words` (the
 /// device's largest binding): never narrower than the radius, so the same neighbours are found.
 pub(super) fn fit(shape: GridShape, max_words: usize) -> GridShape {
@@ -332,5 +351,25 @@ mod tests {
         assert_eq!(fit(shape, 1).cells(), 9);
         assert_eq!(blocks(0), 1);
         assert_eq!(blocks(SCAN_BLOCK as usize + 1), 2);
+    }
+
+    /// Every buffer the grid binds fits one binding, wherever the grid lands: lavapipe's 128 MiB
+    /// limit (in words) and smaller ones, from a thousand entities to past the gpu layout's
+    /// maximum, and the edges hold every column's and row's first position.
+    #[test]
+    fn every_grid_buffer_fits_one_binding() {
+        for max_words in [1 << 25, 1 << 20, 10_000] {
+            for n in [1_000, 1_000_000, 10_000_000, 20_000_000, 100_000_000] {
+                let shape = fit(Reach::default().shape_at(n), max_words);
+                assert!(shape.cols >= 3 && shape.rows >= 3, "{shape:?}");
+                let cells = cells_to_allocate(shape, max_words);
+                assert!(cells >= shape.cells(), "{n} at {max_words}: {shape:?}");
+                let edges = edge_words(cells, max_words);
+                assert!(cells + 1 <= max_words, "starts: {n} at {max_words}");
+                assert!(edges <= max_words, "edges: {n} at {max_words}");
+                assert!(edges >= shape.cols + shape.rows + 2, "{n} at {max_words}");
+                assert!(blocks(cells) <= max_words);
+            }
+        }
     }
 }

@@ -695,9 +695,7 @@ impl Layout<f32> for GpuLayout {
         {
             // Room for growth, as the columns have: a count that creeps up rebuilds rarely.
             let entities = n.max(self.columns.capacity);
-            let cells = (shape.cells() * 2)
-                .min(max_words.saturating_sub(1))
-                .max(shape.cells());
+            let cells = grid::cells_to_allocate(shape, max_words);
             // A request as large as one the device refused is not tried again.
             if let Some((e, c, _)) = &self.grid_refused
                 && entities >= *e
