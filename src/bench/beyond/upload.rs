@@ -1,10 +1,10 @@
 //! The CPU layouts' path to the GPU, as the app takes it: gather every entity's point, then get
-//! it into the buffer the renderer draws. Before: gather into a `Vec`, then `write_buffer`, which
-//! copies it into wgpu's staging memory. After (what the app does now): gather straight into the
-//! staging memory (`write_buffer_with`), in parallel chunks. Both on all cores, in interleaved
-//! rounds of one process, each timed until the device holds the points (submit, then wait), so
-//! their ratio is measured under the same conditions. On a software rasterizer (lavapipe) the
-//! device's copy is a CPU memcpy too, and is in the time.
+//! it into the buffer the renderer draws. Two paths: gather into a `Vec`, then `write_buffer`,
+//! which copies it into wgpu's staging memory; or gather straight into the staging memory
+//! (`write_buffer_with`), in parallel chunks, which is the app's. Both on all cores, in
+//! interleaved rounds of one process, each timed until the device holds the points (submit, then
+//! wait), so their ratio is measured under the same conditions. On a software rasterizer
+//! (lavapipe) the device's copy is a CPU memcpy too, and is in the time.
 
 use std::num::NonZeroU64;
 
@@ -166,9 +166,9 @@ impl Experiment for Upload {
                 &[
                     "entities",
                     "layout",
-                    "before: Vec + write_buffer",
-                    "after: straight into staging",
-                    "after / before"
+                    "through a Vec + write_buffer",
+                    "straight into staging",
+                    "staging / Vec"
                 ],
                 &rows
             )
