@@ -365,7 +365,10 @@ mod tests {
                 let cells = cells_to_allocate(shape, max_words);
                 assert!(cells >= shape.cells(), "{n} at {max_words}: {shape:?}");
                 let edges = edge_words(cells, max_words);
-                assert!(cells + 1 <= max_words, "starts: {n} at {max_words}");
+                assert!(
+                    cells < max_words,
+                    "starts, cells + 1 words: {n} at {max_words}"
+                );
                 assert!(edges <= max_words, "edges: {n} at {max_words}");
                 assert!(edges >= shape.cols + shape.rows + 2, "{n} at {max_words}");
                 assert!(blocks(cells) <= max_words);
